@@ -1,0 +1,133 @@
+"""Core commands: init, log, show, list, check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ._common import cli, emit, json_option, open_vault, parse_when, short
+
+TYPE_HELP = "Observation, belief, decision, correction or a type from [vault] extra_types."
+
+
+@cli.command()
+@click.argument("directory", default=".", type=click.Path(file_okay=False))
+@click.option("--timezone", help="IANA zone for times without one. Default: this machine's zone.")
+@click.option("--no-git", is_flag=True, help="Do not create a git repository.")
+def init(directory: str, timezone: str | None, no_git: bool) -> None:
+    """Create a new vault in DIRECTORY from the template (with git and a first commit)."""
+    from ..write import init_vault
+
+    root = init_vault(Path(directory), timezone=timezone, git=not no_git)
+    click.echo(f"created vault in {root}")
+    click.echo(f"next: memvault --vault {root} log \"something worth remembering\"")
+
+
+@cli.command()
+@click.argument("text", nargs=-1, required=True)
+@click.option("--type", "etype", default="observation", show_default=True, help=TYPE_HELP)
+@click.option("--at", "at", help="When it happened: '2026-02-21 09:15', 'yesterday 9am'. Default: now.")
+@click.option("--supersedes", help="Id, [[link]] or description of the entry this one replaces.")
+@click.option("--reconfirms", multiple=True, help="Entry this one confirms again (repeatable).")
+@click.option("--confidence", type=click.FloatRange(0, 1), help="0-1, default 1.0.")
+@click.option("--importance", help="high, medium, low or 0-1.")
+@click.option("--tags", default="", help="Comma-separated tags.")
+@click.option("--source", help="user, a URL or a session id.")
+@click.option("--scope", help="global, a domain, or project:<name>.")
+@click.option("--id", "entry_id", help="Explicit id instead of the date-and-time one.")
+@json_option
+@click.pass_context
+def log(ctx, text, etype, at, supersedes, reconfirms, confidence, importance, tags, source, scope, entry_id, as_json):
+    """Append an entry to today's (or --at's) daily log and print its id."""
+    from ..errors import InputError
+    from ..parse import parse_importance
+    from ..write import log_entry
+
+    vault = open_vault(ctx)
+    imp = None
+    if importance is not None:
+        imp = parse_importance(importance)
+        if imp is None:
+            raise InputError(f"--importance {importance!r}: use high, medium, low or a number 0-1")
+    event = log_entry(
+        vault, " ".join(text), type=etype, at=parse_when(vault, at), supersedes=supersedes,
+        reconfirms=tuple(reconfirms), confidence=confidence, importance=imp,
+        tags=tuple(t.strip() for t in tags.split(",") if t.strip()), source=source, scope=scope,
+        entry_id=entry_id,
+    )
+    emit({"id": event.id, "file": event.file, "line": event.line}, as_json, lambda d: d["id"])
+
+
+@cli.command()
+@click.argument("event_id")
+@json_option
+@click.pass_context
+def show(ctx, event_id: str, as_json: bool) -> None:
+    """Show one entry with its metadata and supersession links."""
+    vault = open_vault(ctx)
+    data = vault.as_dict(vault.get(event_id))
+    emit(data, as_json, _show_text)
+
+
+def _show_text(d: dict) -> str:
+    lines = [f"{d['id']}  {d['type']}  {d['timestamp'] or 'undated'}  [{d['status']}]", ""]
+    lines += [d["content"], ""]
+    lines.append(f"confidence {d['confidence']:.2f} (from {d['confidence_0']:g})")
+    for key in ("supersedes", "superseded_by", "source", "scope", "expires", "category", "updated", "previous"):
+        if d.get(key):
+            lines.append(f"{key.replace('_', ' ')}: {d[key]}")
+    if d["tags"]:
+        lines.append("tags: " + ", ".join(d["tags"]))
+    if d["sources"]:
+        lines.append("sources: " + ", ".join(d["sources"]))
+    lines.append(f"{d['file']}:{d['line']}")
+    return "\n".join(lines)
+
+
+@cli.command("list")
+@click.option("--type", "types", multiple=True, help="Only this type (repeatable).")
+@click.option("--since", help="Entries at or after this time.")
+@click.option("--until", help="Entries at or before this time.")
+@click.option("--tag", "tags", multiple=True, help="Only entries with this tag (repeatable).")
+@click.option("--all", "include_all", is_flag=True, help="Include superseded and expired entries.")
+@json_option
+@click.pass_context
+def list_cmd(ctx, types, since, until, tags, include_all, as_json) -> None:
+    """List live entries, oldest first."""
+    vault = open_vault(ctx)
+    events = vault.entries(
+        types=types, since=parse_when(vault, since), until=parse_when(vault, until, day_end=True),
+        tags=tags, include_all=include_all,
+    )
+    emit([vault.as_dict(e) for e in events], as_json, _list_text)
+
+
+def _list_text(items: list[dict]) -> str:
+    rows = []
+    for d in items:
+        status = "" if d["status"] == "live" else f" [{d['status']}" + (
+            f" by {d['superseded_by']}]" if d["superseded_by"] else "]")
+        rows.append(f"{d['id']:<20} {d['type']:<11} {d['confidence']:.2f}  {short(d['content'], 60)}{status}")
+    rows.append(f"{len(items)} entr{'y' if len(items) == 1 else 'ies'}")
+    return "\n".join(rows)
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def check(ctx, as_json: bool) -> None:
+    """Report problems in the vault's files as path:line: message; exit 1 on errors."""
+    vault = open_vault(ctx)
+    problems = vault.problems
+    errors = sum(p.severity == "error" for p in problems)
+    emit([p.to_dict() for p in problems], as_json, lambda _: _check_text(problems, errors))
+    if errors:
+        ctx.exit(1)
+
+
+def _check_text(problems, errors: int) -> str:
+    lines = [f"{p.path}:{p.line}:{p.col}: {p.code} {p.severity}: {p.message}" for p in problems]
+    warnings = len(problems) - errors
+    lines.append(f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}")
+    return "\n".join(lines)

@@ -1,0 +1,31 @@
+"""One error hierarchy for the library; the CLI turns these into click errors."""
+
+from __future__ import annotations
+
+
+class MemvaultError(Exception):
+    """Base class of every error memvault raises on purpose."""
+
+
+class VaultNotFound(MemvaultError):
+    """No vault at the given path, in MEMVAULT_VAULT, or above the current directory."""
+
+
+class ConfigError(MemvaultError):
+    """memvault.toml is unreadable or holds a bad value."""
+
+
+class InputError(MemvaultError):
+    """A value given by the user (a time, an id, a reference) cannot be used."""
+
+
+class NotFoundError(MemvaultError):
+    """An id or a file that the user named does not exist."""
+
+
+class LockTimeout(MemvaultError):
+    """Another memvault process holds the lock for longer than we are willing to wait."""
+
+
+class GitError(MemvaultError):
+    """A git operation failed, or the vault is not a git repository."""

@@ -1,0 +1,218 @@
+"""The vault: a directory of Markdown under git, and the events parsed from it.
+
+`Vault.open(path)` finds the vault and reads its config; files are parsed on first use, so
+commands that only write (e.g. `log`) stay fast.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from .config import CONFIG_NAME, Config
+from .errors import NotFoundError, VaultNotFound
+from .events import Timeline
+from .fsio import DERIVED_DIR, read_text
+from .model import Event, Problem
+from .parse import ParsedFile, log_date, parse_log, parse_memory
+
+ENV_VAR = "MEMVAULT_VAULT"
+MEMORY_FILE = "MEMORY.md"
+LOG_DIR = "memory"
+SKIP_DIRS = {".git", DERIVED_DIR, ".obsidian", ".trash", "node_modules"}
+BIG_FILE = 10 * 1024 * 1024
+
+
+def discover(path: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:
+    """--vault PATH, else $MEMVAULT_VAULT, else the nearest memvault.toml above cwd."""
+    given = path or os.environ.get(ENV_VAR)
+    if given:
+        root = Path(given).expanduser().resolve()
+        if not root.is_dir():
+            raise VaultNotFound(f"vault {root} does not exist or is not a directory")
+        if not (root / CONFIG_NAME).is_file() and not (root / LOG_DIR).is_dir():
+            raise VaultNotFound(f"{root} is not a memvault vault (no {CONFIG_NAME}); run `memvault init {root}`")
+        return root
+    here = (cwd or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / CONFIG_NAME).is_file():
+            return candidate
+    raise VaultNotFound(
+        f"no vault found: pass --vault PATH, set {ENV_VAR}, or run inside a vault "
+        f"(a directory with {CONFIG_NAME}); `memvault init DIR` creates one"
+    )
+
+
+def iter_markdown(root: Path) -> Iterator[str]:
+    """Vault-relative POSIX paths of the files memvault reads: MEMORY.md and memory/**/*.md."""
+    if (root / MEMORY_FILE).is_file():
+        yield MEMORY_FILE
+    base = root / LOG_DIR
+    if not base.is_dir():
+        return
+    stack = [base]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith(".") or entry.name in SKIP_DIRS:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+            elif entry.name.endswith(".md") and entry.is_file():
+                yield Path(entry.path).relative_to(root).as_posix()
+
+
+def is_vault_markdown(relpath: str) -> bool:
+    """True for paths `iter_markdown` would return."""
+    if relpath == MEMORY_FILE:
+        return True
+    parts = relpath.split("/")
+    return (
+        len(parts) >= 2 and parts[0] == LOG_DIR and parts[-1].endswith(".md")
+        and not any(p.startswith(".") or p in SKIP_DIRS for p in parts)
+    )
+
+
+def parse_text(text: str, relpath: str, config: Config) -> ParsedFile:
+    """Parse a file's text by what it is: MEMORY.md or a daily log."""
+    if relpath == MEMORY_FILE:
+        return parse_memory(text, relpath, config)
+    return parse_log(text, relpath, config)
+
+
+def parse_path(root: Path, relpath: str, config: Config) -> ParsedFile:
+    """Read and parse one vault file; unreadable files become problems, never exceptions."""
+    full = root / relpath
+    try:
+        text, notes = read_text(full)
+    except OSError as exc:
+        return ParsedFile(relpath, "log", problems=[Problem(relpath, 1, f"cannot read file: {exc.strerror}", code="MV100")])
+    parsed = parse_text(text, relpath, config)
+    parsed.problems[:0] = [Problem(relpath, line, msg, "warning", "MV102") for line, msg in notes]
+    if len(text) > BIG_FILE:
+        parsed.problems.append(Problem(relpath, 1, f"file is {len(text) // 1048576} MB; daily logs this large are slow to search", "warning", "MV103"))
+    return parsed
+
+
+def duplicate_dates(files: dict[str, ParsedFile]) -> list[Problem]:
+    seen: dict[str, str] = {}
+    out: list[Problem] = []
+    for path, parsed in files.items():
+        if parsed.kind != "log" or parsed.date is None:
+            continue
+        key = parsed.date.isoformat()
+        if key in seen:
+            out.append(Problem(path, 1, f"second daily log for {key} (first: {seen[key]})", code="MV006"))
+        else:
+            seen[key] = path
+    return out
+
+
+class Vault:
+    """A memory vault on disk. Parsed lazily; re-open to see later edits."""
+
+    def __init__(self, root: Path, config: Config):
+        self.root = root
+        self.config = config
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] | None = None, *, cwd: Path | None = None) -> Vault:
+        root = discover(path, cwd)
+        return cls(root, Config.load(root / CONFIG_NAME))
+
+    # -- derived state -----------------------------------------------------------------
+
+    @property
+    def derived(self) -> Path:
+        return self.root / DERIVED_DIR
+
+    @property
+    def lock_path(self) -> Path:
+        return self.derived / "write.lock"
+
+    # -- parsing -----------------------------------------------------------------------
+
+    def paths(self) -> list[str]:
+        return list(iter_markdown(self.root))
+
+    @cached_property
+    def files(self) -> dict[str, ParsedFile]:
+        return {rel: parse_path(self.root, rel, self.config) for rel in self.paths()}
+
+    @cached_property
+    def timeline(self) -> Timeline:
+        return Timeline([e for f in self.files.values() for e in f.events], self.config)
+
+    @property
+    def events(self) -> list[Event]:
+        return self.timeline.events
+
+    @property
+    def problems(self) -> list[Problem]:
+        found = [p for f in self.files.values() for p in f.problems]
+        found += duplicate_dates(self.files)
+        found += self.timeline.problems
+        return sorted(found, key=lambda p: (p.path, p.line))
+
+    def log_path_for(self, day_iso: str) -> Path:
+        """The existing daily log for a date (in any subfolder), else memory/DATE.md."""
+        name = f"{day_iso}.md"
+        for rel in self.paths():
+            if rel.rsplit("/", 1)[-1] == name and log_date(name):
+                return self.root / rel
+        return self.root / LOG_DIR / name
+
+    # -- queries -----------------------------------------------------------------------
+
+    def get(self, event_id: str) -> Event:
+        tl = self.timeline
+        if event_id in tl.by_id:
+            return tl.by_id[event_id]
+        res = tl.index.resolve(event_id)
+        if res.ok:
+            return tl.by_id[res.target]  # type: ignore[index]
+        hint = f"; did you mean {', '.join(res.candidates[:5])}?" if res.candidates else ""
+        raise NotFoundError(f"no entry with id {event_id!r}{hint}")
+
+    def entries(
+        self,
+        *,
+        types: tuple[str, ...] = (),
+        since: datetime | None = None,
+        until: datetime | None = None,
+        tags: tuple[str, ...] = (),
+        include_all: bool = False,
+        at: datetime | None = None,
+    ) -> list[Event]:
+        """Entries filtered by type, time window and tag; live ones unless `include_all`."""
+        tl = self.timeline
+        wanted_types = {t.lower() for t in types}
+        wanted_tags = {t.lower().lstrip("#") for t in tags}
+        out = []
+        for ev in tl.events:
+            if wanted_types and ev.type not in wanted_types:
+                continue
+            if wanted_tags and not wanted_tags & set(ev.tags):
+                continue
+            if since is not None and (ev.timestamp is None or ev.timestamp < since):
+                continue
+            if until is not None and (ev.timestamp is None or ev.timestamp > until):
+                continue
+            if not include_all and tl.status(ev, at) != "live":
+                continue
+            out.append(ev)
+        return out
+
+    def as_dict(self, event: Event, at: datetime | None = None) -> dict[str, Any]:
+        return self.timeline.to_dict(event, at)
+
+    def now(self) -> datetime:
+        return datetime.now(UTC).astimezone(self.config.tz)

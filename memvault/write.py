@@ -1,0 +1,156 @@
+"""Writing to the vault: `init` a new one, `log` a new entry into its daily file."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+
+from .config import CONFIG_NAME, local_zone_name
+from .errors import InputError, MemvaultError, NotFoundError
+from .fsio import atomic_write, decode_text, locked
+from .model import Event
+from .parse import H2_RE, parse_log
+from .render import render_entry
+from .vault import LOG_DIR, Vault
+
+TEMPLATE = Path(__file__).resolve().parent / "vault_template"
+
+
+def init_vault(target: Path, *, timezone: str | None = None, git: bool = True) -> Path:
+    """Create a vault from the template: files, git repository and a first commit."""
+    target = Path(target).expanduser().resolve()
+    if (target / CONFIG_NAME).exists() or (target / "MEMORY.md").exists() or (target / LOG_DIR).exists():
+        raise MemvaultError(f"{target} already holds a vault (found {CONFIG_NAME}, MEMORY.md or memory/); not overwriting")
+    if not TEMPLATE.is_dir():
+        raise MemvaultError(f"vault template missing at {TEMPLATE}; reinstall memvault")
+    target.mkdir(parents=True, exist_ok=True)
+    for src in sorted(TEMPLATE.rglob("*")):
+        rel = src.relative_to(TEMPLATE)
+        dst = target / rel
+        if src.is_dir():
+            dst.mkdir(parents=True, exist_ok=True)
+        elif not dst.exists():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dst)
+    zone = timezone or local_zone_name()
+    cfg = (target / CONFIG_NAME).read_text(encoding="utf-8")
+    atomic_write(target / CONFIG_NAME, cfg.replace('timezone = "UTC"', f'timezone = "{zone}"', 1))
+    if git:
+        _git_init(target)
+    return target
+
+
+def _git_init(target: Path) -> None:
+    def run(*args: str) -> None:
+        proc = subprocess.run(["git", *args], cwd=target, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise MemvaultError(f"git {' '.join(args)} failed in {target}: {proc.stderr.strip()}")
+
+    if not (target / ".git").exists():
+        run("init", "-q")
+    run("add", "-A")
+    env_ok = subprocess.run(["git", "config", "user.email"], cwd=target, capture_output=True).returncode == 0
+    ident = [] if env_ok else ["-c", "user.name=memvault", "-c", "user.email=memvault@localhost"]
+    run(*ident, "commit", "-q", "--no-verify", "-m", "memvault: new vault")
+
+
+def _check_text(text: str) -> str:
+    body = text.strip("\n")
+    if not body.strip():
+        raise InputError("nothing to log: the entry text is empty")
+    for n, line in enumerate(body.split("\n"), 1):
+        if H2_RE.match(line) or re.match(r"^#\s", line):
+            raise InputError(
+                f"line {n} of the text is a '#'/'##' heading, which would end the entry; use '###' for subheadings"
+            )
+    return body
+
+
+def log_entry(
+    vault: Vault,
+    text: str,
+    *,
+    type: str = "observation",
+    at: datetime | None = None,
+    supersedes: str | None = None,
+    reconfirms: tuple[str, ...] = (),
+    confidence: float | None = None,
+    importance: float | None = None,
+    tags: tuple[str, ...] = (),
+    source: str | None = None,
+    scope: str | None = None,
+    entry_id: str | None = None,
+    check_refs: bool = True,
+) -> Event:
+    """Append an entry to its day's log, in time order, under the vault's write lock."""
+    etype = type.lower()
+    if etype not in vault.config.types:
+        raise InputError(f"unknown type {type!r}; known: {', '.join(vault.config.types)}")
+    if confidence is not None and not 0 <= confidence <= 1:
+        raise InputError(f"confidence must be between 0 and 1, got {confidence}")
+    body = _check_text(text)
+    when = (at or vault.now()).astimezone(vault.config.tz).replace(microsecond=0)
+    refs = ([supersedes] if supersedes else []) + list(reconfirms)
+    if check_refs and refs:
+        _check_refs(vault, refs)
+    draft = Event(
+        id=entry_id or "", type=etype, timestamp=when, content=body, file="", line=0, end_line=0,
+        confidence0=1.0 if confidence is None else confidence, importance=importance,
+        tags=tuple(t.lower().lstrip("#") for t in tags if t.strip()), source=source, scope=scope,
+        supersedes=supersedes, reconfirms=tuple(reconfirms), explicit_id=entry_id is not None,
+    )
+    from .secretscan import refuse_secrets
+
+    refuse_secrets(render_entry(draft), where="the new entry")
+    path = vault.log_path_for(when.date().isoformat())
+    rel = path.relative_to(vault.root).as_posix()
+    with locked(vault.lock_path, what=rel):
+        old = decode_text(path.read_bytes())[0] if path.exists() else ""
+        new_text, line = insert_entry(old, draft, rel, vault)
+        atomic_write(path, new_text)
+    parsed = parse_log(new_text, rel, vault.config)
+    for ev in parsed.events:
+        if ev.line == line:
+            return ev
+    raise MemvaultError(f"{rel}: the new entry at line {line} did not parse back; please report this")  # pragma: no cover
+
+
+def insert_entry(old: str, event: Event, rel: str, vault: Vault) -> tuple[str, int]:
+    """The file text with `event` inserted after every entry at or before its time.
+
+    Returns the new text and the 1-based line of the new heading.
+    """
+    day = event.timestamp.date().isoformat()  # type: ignore[union-attr]
+    block = render_entry(event)
+    if not old.strip():
+        text = f"# {day}\n\n{block}"
+        return text, 3
+    lines = old.split("\n")
+    parsed = parse_log(old, rel, vault.config)
+    later = [e for e in parsed.events if e.timestamp and e.timestamp > event.timestamp]  # type: ignore[operator]
+    if later:
+        at = later[0].line - 1
+        new_lines = lines[:at] + block.rstrip("\n").split("\n") + [""] + lines[at:]
+        return "\n".join(new_lines), at + 1
+    head = old.rstrip("\n")
+    text = head + "\n\n" + block
+    return text, head.count("\n") + 3
+
+
+def _check_refs(vault: Vault, refs: list[str]) -> None:
+    index = vault.timeline.index
+    for ref in refs:
+        res = index.resolve(ref)
+        if res.ok:
+            continue
+        if res.candidates:
+            raise InputError(f"reference {ref!r} is ambiguous; candidates: {', '.join(res.candidates)}")
+        raise NotFoundError(f"reference {ref!r} does not resolve: {res.reason}")
+
+
+def with_id(event: Event, new_id: str) -> Event:
+    return replace(event, id=new_id, explicit_id=True)

@@ -1,0 +1,64 @@
+"""Test isolation: every test gets its own vault directory, named by --vault and $MEMVAULT_VAULT."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point MEMVAULT_VAULT at an empty per-test directory; pin zone and git identity."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    monkeypatch.setenv("MEMVAULT_VAULT", str(vault))
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Test")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@example.com")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Test")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "test@example.com")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    return vault
+
+
+@pytest.fixture
+def vault_dir(isolated: Path) -> Path:
+    return isolated
+
+
+def copy_vault(name: str, dest: Path) -> Path:
+    """Copy tests/data/<name> into dest (the test's vault directory)."""
+    src = DATA / name
+    for item in src.iterdir():
+        target = dest / item.name
+        if item.is_dir():
+            shutil.copytree(item, target, dirs_exist_ok=True)
+        else:
+            shutil.copy2(item, target)
+    return dest
+
+
+@pytest.fixture
+def sample_vault(isolated: Path) -> Path:
+    return copy_vault("seed", isolated)
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    full_env = dict(os.environ, **(env or {}))
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=full_env)
+    if proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
+    return proc.stdout
