@@ -1,0 +1,72 @@
+"""Reading a memory counts: access counts and last-access times, kept as derived state.
+
+Search records which entries it returned; curate and ranking read the counts. This lives in
+`.memvault/access.sqlite`, never in the Markdown, and losing it only forgets the counts.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from .fsio import DERIVED_DIR
+
+FILE = "access.sqlite"
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    count: int
+    last_accessed: datetime
+
+
+def _connect(root: Path) -> sqlite3.Connection:
+    path = Path(root) / DERIVED_DIR / FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, timeout=10)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS access (id TEXT PRIMARY KEY, count INTEGER NOT NULL, last REAL NOT NULL)"
+    )
+    return conn
+
+
+def record(root: Path, ids: Iterable[str], at: datetime | None = None) -> None:
+    """Count one access for each id, at `at` (now by default)."""
+    stamp = (at or datetime.now(UTC)).timestamp()
+    rows = [(i, stamp) for i in dict.fromkeys(ids)]
+    if not rows:
+        return
+    conn = _connect(root)
+    try:
+        with conn:
+            conn.executemany(
+                "INSERT INTO access (id, count, last) VALUES (?, 1, ?) "
+                "ON CONFLICT(id) DO UPDATE SET count = count + 1, last = max(last, excluded.last)",
+                rows,
+            )
+    finally:
+        conn.close()
+
+
+def stats(root: Path, ids: Iterable[str] | None = None) -> dict[str, Access]:
+    """Access counts by id (all ids, or just `ids`)."""
+    if not (Path(root) / DERIVED_DIR / FILE).exists():
+        return {}
+    conn = _connect(root)
+    try:
+        if ids is None:
+            rows = conn.execute("SELECT id, count, last FROM access").fetchall()
+        else:
+            wanted = list(dict.fromkeys(ids))
+            rows = []
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                rows += conn.execute(f"SELECT id, count, last FROM access WHERE id IN ({marks})", chunk).fetchall()
+    finally:
+        conn.close()
+    return {i: Access(c, datetime.fromtimestamp(t, UTC)) for i, c, t in rows}
