@@ -265,6 +265,28 @@ class Index:
         except sqlite3.DatabaseError:
             return {}
 
+    def size_bytes(self) -> int:
+        """Bytes on disk of this backend's index (store and text directory)."""
+        parts = [self.db_path] + (list((self.dir / self.backend).rglob("*")) if (self.dir / self.backend).is_dir() else [])
+        return sum(p.stat().st_size for p in parts if p.is_file())
+
+    def events(self) -> list[Event]:
+        """Every indexed event (as parsed when indexed), in file and line order."""
+        conn, _ = self._open()
+        return [e for _, e in sorted(store.load_events(conn), key=lambda p: (p[1].file, p[1].line))]
+
+    def edges(self) -> tuple[dict[str, str], set[tuple[str, str]]]:
+        """The resolved graph: (supersedes new->old, {(reconfirmer, target)})."""
+        conn, _ = self._open()
+        sup: dict[str, str] = {}
+        rec: set[tuple[str, str]] = set()
+        for src, kind, target in conn.execute("SELECT src, kind, target FROM refs WHERE target IS NOT NULL"):
+            if kind == "s":
+                sup[src] = target
+            else:
+                rec.add((src, target))
+        return sup, rec
+
     def search(self, query: str, *, limit: int = 10, types: Iterable[str] = (), tags: Iterable[str] = (),
                since: datetime | None = None, until: datetime | None = None, include_all: bool = False,
                at: datetime | None = None, record_access: bool = True) -> list[Hit]:
@@ -325,7 +347,7 @@ class Index:
                 changed.append(rel)
         changed.sort()
         last = float(meta["last_update"]) if meta.get("last_update") else None
-        size = sum(p.stat().st_size for p in self.dir.rglob("*") if p.is_file()) if self.dir.exists() else 0
+        size = self.size_bytes()
         stale_reason = reason or (f"{len(changed)} file(s) changed since the last update" if changed else None)
         return IndexStatus(
             backend=self.backend, path=self.dir, exists=exists, stale=stale_reason is not None,
