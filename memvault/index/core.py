@@ -28,7 +28,7 @@ from ..errors import ConfigError, InputError
 from ..events import Timeline
 from ..fsio import decode_text, locked
 from ..model import Event, Problem
-from ..rank import Hit, Weights, field_texts, make_filter, rank_candidates
+from ..rank import Hit, Weights, contexts, field_texts, make_filter, rank_candidates
 from ..textproc import ANALYZER_VERSION, analyzed, parse_query
 from ..vault import BIG_FILE, is_vault_markdown, iter_markdown, parse_text
 from . import links, store
@@ -204,9 +204,9 @@ class Index:
             engine.delete([r for r, _ in old])
             rows, docs, added_rowids, new_events = [], [], [], []
             for rel, (state, events, problems) in parsed.items():
-                for ev in events:
+                for ev, ctx in zip(events, contexts(events), strict=True):
                     rows.append(store.event_row(rowid, ev))
-                    docs.append(_doc(rowid, ev))
+                    docs.append(_doc(rowid, ev, ctx))
                     added_rowids.append(rowid)
                     new_events.append(ev)
                     rowid += 1
@@ -405,9 +405,8 @@ def _stored_stat(state: FileState) -> tuple[int, int, str]:
     return state.size, (-1 if racy else state.mtime_ns), state.sha256
 
 
-def _doc(rowid: int, ev: Event) -> Doc:
-    title, body, tags, extra = field_texts(ev)
-    return rowid, (analyzed(title), analyzed(body), analyzed(tags), analyzed(extra))
+def _doc(rowid: int, ev: Event, context: str = "") -> Doc:
+    return rowid, tuple(analyzed(text) for text in field_texts(ev, context))  # type: ignore[return-value]
 
 
 def _events_of_files(conn: sqlite3.Connection, files: list[str]) -> list[tuple[int, Event]]:
