@@ -38,7 +38,7 @@ SEARCH_DEFAULTS: dict[str, Any] = {
     "recency_lambda": 0.01,  # per hour: the recall protocol's starting value (half-life ~69 h)
     "importance_default": 0.5,
     "curated_importance": 0.7,  # MEMORY.md holds what someone chose to keep
-    "superseded_factor": 0.5,
+    "superseded_factor": 0.8,
     "candidates": 200,  # BM25 candidates re-ranked per query
     "field_weights": {"title": 2.0, "body": 1.0, "tags": 2.0, "extra": 0.5, "context": 0.3},
     "k1": 1.2,
@@ -57,7 +57,7 @@ class Weights:
     recency_lambda: float = 0.01
     importance_default: float = 0.5
     curated_importance: float = 0.7
-    superseded_factor: float = 0.5
+    superseded_factor: float = 0.8
     candidates: int = 200
     field_weights: tuple[float, ...] = (2.0, 1.0, 2.0, 0.5, 0.3)
     k1: float = 1.2

@@ -8,10 +8,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from helpers_index import fresh, make_vault
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers_index import fresh, make_vault
 from memvault.index import open_index
 
 DAYS = ["2026-01-01", "2026-01-02", "2026-01-03"]
