@@ -28,7 +28,7 @@ from ..errors import ConfigError, InputError
 from ..events import Timeline
 from ..fsio import decode_text, locked
 from ..model import Event, Problem
-from ..rank import Hit, Weights, contexts, field_texts, make_filter, rank_candidates
+from ..rank import Hit, Weights, field_texts, make_filter, rank_candidates
 from ..textproc import ANALYZER_VERSION, analyzed, parse_query
 from ..vault import BIG_FILE, is_vault_markdown, iter_markdown, parse_text
 from . import links, store
@@ -201,15 +201,15 @@ class Index:
             engine.begin()
             rowid = store.next_rowid(conn)
             _delete_files(conn, files)
-            engine.delete([r for r, _ in old])
+            engine.delete(docs_by_file(old))
             rows, docs, added_rowids, new_events = [], [], [], []
             for rel, (state, events, problems) in parsed.items():
-                for ev, ctx in zip(events, contexts(events), strict=True):
-                    rows.append(store.event_row(rowid, ev))
-                    docs.append(_doc(rowid, ev, ctx))
-                    added_rowids.append(rowid)
-                    new_events.append(ev)
-                    rowid += 1
+                numbered = list(enumerate(events, rowid))
+                rows += [store.event_row(r, ev) for r, ev in numbered]
+                docs += file_docs(numbered)
+                added_rowids += [r for r, _ in numbered]
+                new_events += events
+                rowid += len(events)
                 store.put_file(conn, rel, *_stored_stat(state), len(events), problems)
             for rel, state in touched_stat.items():
                 conn.execute("UPDATE files SET size=?, mtime_ns=?, sha256=? WHERE path=?", (*_stored_stat(state), rel))
@@ -218,7 +218,7 @@ class Index:
             links.update(conn, [e for _, e in old] + new_events, added_rowids, self.vault.config)
             report.events_indexed = len(rows)
             engine.commit()
-            meta: dict[str, Any] = {"last_update": time.time(), "state": "clean"}
+            meta: dict[str, Any] = {"last_update": time.time(), "state": "clean", "next_rowid": rowid}
             if not engine.atomic:
                 meta["generation"] = engine.generation()
             store.set_meta(conn, **meta)
@@ -405,8 +405,28 @@ def _stored_stat(state: FileState) -> tuple[int, int, str]:
     return state.size, (-1 if racy else state.mtime_ns), state.sha256
 
 
-def _doc(rowid: int, ev: Event, context: str = "") -> Doc:
-    return rowid, tuple(analyzed(text) for text in field_texts(ev, context))  # type: ignore[return-value]
+def file_docs(rows: list[tuple[int, Event]]) -> list[Doc]:
+    """Text-engine documents for the events of one file, in file order.
+
+    Each entry's content is analysed once and reused as its neighbours' context (the same
+    terms `rank.contexts` + `analyzed` give)."""
+    bodies = [analyzed(ev.content) for _, ev in rows]
+    docs: list[Doc] = []
+    for i, (rowid, ev) in enumerate(rows):
+        title, _, tags, extra, _ = field_texts(ev)
+        near = [bodies[j] for j in (i - 1, i + 1)
+                if ev.kind == "log" and 0 <= j < len(rows) and rows[j][1].kind == "log"]
+        context = " ".join(b for b in near if b)
+        docs.append((rowid, (analyzed(title), bodies[i], analyzed(tags), analyzed(extra), context)))
+    return docs
+
+
+def docs_by_file(rows: list[tuple[int, Event]]) -> list[Doc]:
+    """`file_docs` over rows of any files (as loaded from the store)."""
+    by_file: dict[str, list[tuple[int, Event]]] = {}
+    for row in rows:
+        by_file.setdefault(row[1].file, []).append(row)
+    return [d for group in by_file.values() for d in file_docs(sorted(group, key=lambda r: r[1].line))]
 
 
 def _events_of_files(conn: sqlite3.Connection, files: list[str]) -> list[tuple[int, Event]]:
