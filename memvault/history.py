@@ -20,7 +20,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from .errors import GitError, InputError, NotFoundError
-from .events import Timeline
 from .gitrepo import PACK_LOOSE_DEFAULT, Commit, GitRepo
 from .model import Event
 from .render import iso
@@ -178,17 +177,13 @@ class History:
         if query is None or not query.strip():
             chosen = live[:limit] if limit else live
             return [timeline.to_dict(e, point.at) for e in chosen]
-        return self._ranked(query, live, timeline, point.at, limit or 10)
+        from . import asof_rank
 
-    def _ranked(self, query: str, live: list[Event], timeline: Timeline, at: datetime, limit: int) -> list[dict[str, Any]]:
-        from .asof_rank import rank_live
-
-        out = []
-        for ev, parts in rank_live(query, live, timeline, at, limit):
-            item = timeline.to_dict(ev, at)
-            item.update(parts)
-            out.append(item)
-        return out
+        if recorded:
+            ranked = asof_rank.rank_in_memory(query, timeline, point.at, limit or 10)
+        else:
+            ranked = asof_rank.rank_with_index(self.vault, query, point.at, limit or 10)
+        return [timeline.to_dict(ev, point.at) | parts for ev, parts in ranked]
 
     # -- changes ---------------------------------------------------------------------------
 

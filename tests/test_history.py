@@ -364,3 +364,30 @@ def test_cli_text_reads_like_a_changelog(small, runner):
     assert "memory/2026-02-14.md" in out and "went away" in out
     out = runner.invoke(cli, ["asof", "2026-02-21T16:00Z", "monday"]).output
     assert "2026-02-21T16:00" in out and "1 entry" in out
+
+
+# -- QUERY: ranked as search ranks, as of T ----------------------------------------------------
+
+
+def test_asof_query_ranks_only_what_was_live_at_t(small):
+    vault = Vault.open(small)
+    before = vault.as_of("2026-02-21T15:00:00Z", "weekly updates")
+    assert ids(before) == ["2026-02-14T14:30"]  # the correction is newer than T
+    assert before[0]["confidence"] == pytest.approx(0.95 ** (7 + 0.5 / 24), rel=1e-5)
+    assert before[0]["score_parts"]["confidence"] == pytest.approx(before[0]["confidence"], rel=1e-5)
+    after = vault.as_of("2026-02-21T16:00:00Z", "Friday updates")
+    # the old belief is superseded at T; search finds the correction through it
+    assert ids(after) == ["2026-02-21T16:00"]
+    live = set(ids(vault.as_of("2026-02-21T16:00:00Z")))
+    assert set(ids(vault.as_of("2026-02-21T16:00:00Z", "updates mode"))) <= live
+
+
+def test_recorded_asof_query_searches_the_text_as_it_was(small):
+    vault = Vault.open(small)
+    then = vault.as_of("2026-02-14T16:00:00Z", "dark mode", recorded=True)
+    assert ids(then)[0] == "2026-02-14T15:00"  # deleted later, found as of then
+    assert vault.as_of("2026-02-14T16:00:00Z", "afternoon", recorded=True) == []  # words added later
+    # the edited belief has the word now, but is superseded: search leads to its correction
+    assert ids(vault.as_of("2026-02-22T10:00:00Z", "afternoon", recorded=True)) == ["2026-02-21T16:00"]
+    assert "2026-02-14T15:00" not in ids(vault.as_of("2026-02-22T10:00:00Z", "dark", recorded=True))
+    assert vault.as_of("2020-01-01", "dark", recorded=True) == []
