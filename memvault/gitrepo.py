@@ -243,7 +243,7 @@ class GitRepo:
         if self.head() is None or not pathspecs:
             return []
         out = self.run(
-            "log", "--first-parent", "-m", "--no-renames", "--raw", "-z", "--no-abbrev",
+            "log", "--first-parent", "-m", "--root", "--no-renames", "--raw", "-z", "--no-abbrev",
             "--format=%x01%H %ct", "HEAD", "--", *pathspecs,
         )
         result: list[tuple[Commit, dict[str, str | None]]] = []

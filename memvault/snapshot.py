@@ -24,6 +24,7 @@ from .events import Timeline
 from .fsio import DERIVED_DIR, decode_text
 from .gitrepo import Commit, GitRepo
 from .model import Event
+from .recorded import StateTimeline, VersionInfos, VersionTable
 
 CACHE_FILE = "history.sqlite"
 SCHEMA = 1
@@ -213,7 +214,7 @@ class Snapshot:
 
     @cached_property
     def timeline(self) -> Timeline:
-        return Timeline(self.events, self.config)
+        return self._loader.timeline(self)
 
     def text(self, path: str) -> str:
         return self._loader.text(self.files[path])
@@ -230,12 +231,25 @@ class SnapshotLoader:
         self.config = config
         self.repo = repo
         self.cache = ParseCache(root, config)
+        self.infos = VersionInfos(config)
+        self._table: VersionTable | None = None
         self._texts: dict[str, str] = {}
 
     def at(self, commit: Commit) -> Snapshot:
         assert self.repo is not None
-        tree = self.repo.tree(commit.sha)
+        commits = self.repo.commits()
+        idx = commits.position(commit.sha)
+        if idx is not None and self._table is None:
+            self._table = VersionTable(self.repo, commits)
+        if idx is not None and self._table is not None and self._table.complete:
+            tree = self._table.tree(idx)
+        else:  # a revision off the first-parent chain
+            tree = self.repo.tree(commit.sha)
         return Snapshot(commit, self.versions(tree), self.config, self)
+
+    def timeline(self, snap: Snapshot) -> Timeline:
+        infos = (self.infos.get((v.path, v.blob), v.events) for v in snap.files.values())
+        return StateTimeline(infos, self.config)
 
     def versions(self, tree: dict[str, str]) -> dict[str, FileVersion]:
         keys = list(tree.items())
