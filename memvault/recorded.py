@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import gc
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -90,24 +91,40 @@ class VersionTable:
 class VersionInfo:
     """What one file version contributes to any state containing it."""
 
-    rows: list[Row]  # in timeline order
+    path: str
+    events: list[Event]  # in timeline order
+    ids: list[str]
+    rows: list[Row]  # the same events with their live intervals when nothing supersedes them
     holders: list[Event]  # entries with Supersedes:/Reconfirms:, in timeline order
-    lo: tuple[Any, ...] | None  # sort key of the first and last event
-    hi: tuple[Any, ...] | None
+    lo: tuple[float, str, int]  # sort keys of the first and last event, time as a float
+    hi: tuple[float, str, int]
+    max_start: float  # every event is live-if-not-superseded on [max_start, min_end)
+    min_end: float
     curated: bool
+    position: dict[str, int]  # id -> index of its first event here
 
     @classmethod
-    def of(cls, events: list[Event], solo: Timeline) -> VersionInfo:
+    def of(cls, path: str, events: list[Event], solo: Timeline) -> VersionInfo:
         ordered = sorted(events, key=sort_key)
-        rows = []
-        for ev in ordered:
-            span = live_interval(solo, ev)
-            rows.append((ev, *(span or NEVER_LIVE)))
-        holders = [e for e in ordered if e.supersedes or e.reconfirms]
-        curated = any(e.kind == "curated" for e in ordered)
-        lo = sort_key(ordered[0]) if ordered else None
-        hi = sort_key(ordered[-1]) if ordered else None
-        return cls(rows, holders, lo, hi, curated)
+        rows: list[Row] = [(ev, *(live_interval(solo, ev) or NEVER_LIVE)) for ev in ordered]
+        return cls(
+            path=path,
+            events=ordered,
+            ids=[e.id for e in ordered],
+            rows=rows,
+            holders=[e for e in ordered if e.supersedes or e.reconfirms],
+            lo=_fkey(ordered[0]) if ordered else (math.inf, path, 0),
+            hi=_fkey(ordered[-1]) if ordered else (math.inf, path, 0),
+            max_start=max((r[1] for r in rows), default=-math.inf),
+            min_end=min((r[2] for r in rows), default=math.inf),
+            curated=any(e.kind == "curated" for e in ordered),
+            position={e.id: i for i, e in reversed(list(enumerate(ordered)))},
+        )
+
+
+def _fkey(ev: Event) -> tuple[float, str, int]:
+    """`sort_key` with the time as POSIX seconds: same order, much cheaper to compare."""
+    return (ev.timestamp.timestamp() if ev.timestamp is not None else -math.inf, ev.file, ev.line)
 
 
 class _StateIndex(EventIndex):
@@ -139,26 +156,31 @@ class _StateIndex(EventIndex):
         return self._whole().duplicates
 
 
+def _key(row: Row) -> tuple[Any, ...]:
+    return sort_key(row[0])
+
+
 class StateTimeline(Timeline):
     """A `Timeline` of one recorded state, assembled from per-version work (see module doc)."""
 
     def __init__(self, infos: Iterable[VersionInfo], config: Config):  # no super().__init__: see above
         self.config = config
-        infos = list(infos)
         with no_gc():
-            rows = _merge(infos)
-            self.rows = rows
-            self.events = [r[0] for r in rows]
-            evs = self.events
-            by_id = dict(zip([e.id for e in reversed(evs)], reversed(evs), strict=True))
+            self.blocks, self.stragglers = _layout(list(infos))
+            logs = list(chain.from_iterable(v.events for v in self.blocks))
+            evs = _insert(logs, [r[0] for r in self.stragglers], sort_key)
+            ids = list(chain.from_iterable(v.ids for v in self.blocks)) if not self.stragglers else [e.id for e in evs]
+            by_id = dict(zip(reversed(ids), reversed(evs), strict=True))  # the first occurrence wins
             self.unique = len(by_id) == len(evs)
             self.index = _StateIndex(evs, by_id)
             self.supersedes: dict[str, str] = {}
             self.superseded_by: dict[str, list[str]] = defaultdict(list)
             self.reconfirmed_by: dict[str, list[str]] = defaultdict(list)
             self.problems = []
+            holders = list(chain.from_iterable(v.holders for v in self.blocks))
+            extra = [r[0] for r in self.stragglers if r[0].supersedes or r[0].reconfirms]
             # Timeline._build walks self.events and acts only on entries holding references
-            self.events = sorted(chain.from_iterable(v.holders for v in infos), key=sort_key)
+            self.events = _insert(holders, extra, sort_key)
             try:
                 self._build()
             finally:
@@ -168,42 +190,79 @@ class StateTimeline(Timeline):
         if at is None:
             return super().live(at)
         t = at.timestamp()
-        targets = self.superseded_by
-        status = self.status
-        if self.unique:
-            return [e for e, s, end in self.rows if s <= t < end and (e.id not in targets or status(e, at) == "live")]
         by_id = self.by_id
-        return [e for e, s, end in self.rows
-                if s <= t < end and by_id.get(e.id) is e and (e.id not in targets or status(e, at) == "live")]
+        # entries something supersedes in this state: the rule decides those one by one
+        gone = [ev for x, sups in self.superseded_by.items()
+                if sups and (ev := by_id.get(x)) is not None and self.status(ev, at) != "live"]
+        bad = {id(ev) for ev in gone}
+        bad_files: dict[str, list[Event]] = defaultdict(list)
+        for ev in gone:
+            bad_files[ev.file].append(ev)
+        parts: list[list[Event]] = []
+        for v in self.blocks:
+            drop = bad_files.get(v.path)
+            if v.max_start <= t < v.min_end:
+                parts.append(_without(v, drop) if drop else v.events)
+                continue
+            block = [e for e, s, end in v.rows if s <= t < end]
+            parts.append([e for e in block if id(e) not in bad] if drop else block)
+        logs = list(chain.from_iterable(parts))
+        extra = [e for e, s, end in self.stragglers if s <= t < end and id(e) not in bad]
+        out = _insert(logs, extra, sort_key)
+        if not self.unique:
+            out = [e for e in out if by_id.get(e.id) is e]
+        return out
 
 
-def _merge(infos: list[VersionInfo]) -> list[Row]:
-    """All rows in timeline order. Daily logs cover disjoint days, so sorting the versions
-    and concatenating is enough; the few that overlap (MEMORY.md, two logs of one date) are
-    inserted afterwards by binary search."""
-    logs = sorted((v for v in infos if v.rows and not v.curated), key=lambda v: v.lo)  # type: ignore[arg-type, return-value]
-    rows: list[Row] = []
+def _without(v: VersionInfo, drop: list[Event]) -> list[Event]:
+    """v.events minus `drop`, by slicing around their positions."""
+    cut = sorted(v.position.get(ev.id, -1) for ev in drop)
+    if cut[0] < 0 or any(v.events[i] is not ev for i, ev in zip(cut, sorted(drop, key=lambda e: v.position[e.id]), strict=True)):
+        ids = {id(ev) for ev in drop}
+        return [e for e in v.events if id(e) not in ids]
+    out: list[Event] = []
+    start = 0
+    for i in cut:
+        out += v.events[start:i]
+        start = i + 1
+    out += v.events[start:]
+    return out
+
+
+def _layout(infos: list[VersionInfo]) -> tuple[list[VersionInfo], list[Row]]:
+    """Versions to concatenate in timeline order, and the rows to insert among them.
+
+    Daily logs cover disjoint days, so sorting them is enough; the few versions that
+    overlap others in time (MEMORY.md, a second log of one date) become stragglers.
+    """
+    logs = sorted((v for v in infos if v.rows and not v.curated), key=lambda v: v.lo)
+    blocks: list[VersionInfo] = []
     stragglers: list[Row] = [r for v in infos if v.curated for r in v.rows]
     last = None
     for v in logs:
         if last is None or last < v.lo:
-            rows.extend(v.rows)
+            blocks.append(v)
             last = v.hi
         else:
             stragglers.extend(v.rows)
-    if not stragglers:
-        return rows
-    if len(stragglers) > MAX_STRAGGLERS:
-        return sorted(chain(rows, stragglers), key=lambda r: sort_key(r[0]))
-    stragglers.sort(key=lambda r: sort_key(r[0]))
-    out: list[Row] = []
+    stragglers.sort(key=_key)
+    return blocks, stragglers
+
+
+def _insert(items: list[Event], extra: list[Event], key: Any) -> list[Event]:
+    """`items` with the sorted `extra` merged in, both in `key` order."""
+    if not extra:
+        return items
+    if len(extra) > MAX_STRAGGLERS:
+        return sorted(chain(items, extra), key=key)
+    out: list[Event] = []
     pos = 0
-    for row in stragglers:
-        at = bisect.bisect_right(rows, sort_key(row[0]), lo=pos, key=lambda r: sort_key(r[0]))
-        out.extend(rows[pos:at])
-        out.append(row)
+    for ev in extra:
+        at = bisect.bisect_right(items, key(ev), lo=pos, key=key)
+        out.extend(items[pos:at])
+        out.append(ev)
         pos = at
-    out.extend(rows[pos:])
+    out.extend(items[pos:])
     return out
 
 
@@ -219,6 +278,6 @@ class VersionInfos:
         info = self.infos.get(key)
         if info is None:
             with no_gc():
-                info = VersionInfo.of(events, self.solo)
+                info = VersionInfo.of(key[0], events, self.solo)
             self.infos[key] = info
         return info
