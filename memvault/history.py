@@ -57,6 +57,7 @@ class History:
         self._snapshots: OrderedDict[str, Snapshot] = OrderedDict()
         self._packed = False
         self._spans: SpanIndex | None = None
+        self._search: Any = None
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -165,25 +166,35 @@ class History:
     ) -> list[dict[str, Any]]:
         """The live entries as of `when`; with `query`, those matching it, ranked at `when`."""
         point = self.point(when)
+        snap = None
         if recorded:
             snap = self.snapshot_at(point)
             if snap is None:
                 return []
             timeline = snap.timeline
-            live = timeline.live(point.at)
         else:
             timeline = self.vault.timeline
-            live = self.spans.live(point.at)
         if query is None or not query.strip():
+            live = timeline.live(point.at) if snap is not None else self.spans.live(point.at)
             chosen = live[:limit] if limit else live
             return [timeline.to_dict(e, point.at) for e in chosen]
         from . import asof_rank
 
-        if recorded:
-            ranked = asof_rank.rank_in_memory(query, timeline, point.at, limit or 10)
+        if snap is not None:
+            ranked = self._search_state(snap, query, point.at, limit or 10)
         else:
             ranked = asof_rank.rank_with_index(self.vault, query, point.at, limit or 10)
         return [timeline.to_dict(ev, point.at) | parts for ev, parts in ranked]
+
+    def _search_state(self, snap: Snapshot, query: str, at: datetime, limit: int) -> list[tuple[Event, dict[str, Any]]]:
+        from .asof_search import StateSearch, parts
+        from .rank import Weights
+
+        if self._search is None:
+            self._search = StateSearch(Weights.from_config(self.config))
+        state = [((v.path, v.blob), v.events) for v in snap.files.values()]
+        tl = snap.timeline
+        return [(tl.by_id[h.id], parts(h)) for h in self._search.rank(state, query, tl, at, limit)]
 
     # -- changes ---------------------------------------------------------------------------
 
