@@ -96,15 +96,19 @@ def dump_events(events: list[Event], tz: tzinfo) -> str:
     return json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
 
 
+_TIME_AT = [FIELDS.index(n) for n in sorted(TIME_FIELDS)]
+_TUPLE_AT = [FIELDS.index(n) for n in sorted(TUPLE_FIELDS)]
+
+
 def load_events(data: str, tz: tzinfo) -> list[Event]:
     out = []
     for row in json.loads(data):
-        values = dict(zip(FIELDS, row, strict=True))
-        for name in TIME_FIELDS:
-            values[name] = _time_in(values[name], tz)
-        for name in TUPLE_FIELDS:
-            values[name] = tuple(values[name])
-        out.append(Event(**values))
+        for i in _TIME_AT:
+            if row[i] is not None:
+                row[i] = _time_in(row[i], tz)
+        for i in _TUPLE_AT:
+            row[i] = tuple(row[i])
+        out.append(Event(*row))  # FIELDS is Event's field order (checked by a test)
     return out
 
 

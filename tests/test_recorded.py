@@ -119,3 +119,14 @@ def test_empty_states(n):
     events = parse_text("# 2026-01-01\n", "memory/2026-01-01.md", CFG).events
     state = StateTimeline([infos.get(("memory/2026-01-01.md", "x"), events)] * n, CFG)
     assert state.events == [] and state.live(datetime(2026, 1, 2, tzinfo=UTC)) == []
+
+
+def test_cached_events_round_trip_exactly():
+    from dataclasses import fields
+
+    from memvault.model import Event
+    from memvault.snapshot import FIELDS, dump_events, load_events
+
+    assert FIELDS == tuple(f.name for f in fields(Event))
+    events = [e for versions in corpus().values() for evs in versions for e in evs]
+    assert load_events(dump_events(events, CFG.tz), CFG.tz) == events
