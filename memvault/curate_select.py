@@ -1,0 +1,522 @@
+"""Which log entries `curate` proposes for MEMORY.md, and why: pure functions over a timeline.
+
+`select` decides for every log entry whether it is promoted, merged into a bullet that
+already says it, used to update a bullet it corrects, or left out, and records the reason
+so `curate --explain` can say it. Thresholds and section rules come from `[curate]`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from .access import Access
+from .config import Config
+from .errors import ConfigError
+from .events import ID_SPACE_RE, STOPWORDS, WORD_RE, Timeline, stem
+from .memdoc import Bullet, MemoryDoc, plain_text
+from .model import Event
+from .secretscan import find_secrets
+
+DEFAULTS: dict[str, Any] = {
+    "budget_chars": 8000,
+    "budget_lines": 0,
+    "types": ["belief", "decision", "correction"],
+    "min_confidence": 0.3,
+    "min_importance": 0.7,
+    "min_recalls": 3,
+    "min_days": 2,
+    "min_words": 3,
+    "similarity": 0.6,
+    "ignore_tags": ["nocurate", "scratch", "trivial"],
+    "stale_days": 90,
+    "archive_confidence": 0.2,
+    "archive_file": "MEMORY.archive.md",
+    "max_sources": 5,
+    "max_chars": 280,
+    "default_section": "Notes",
+    "with_timeout": 120,
+    "sections": {
+        "#preference": "User Preferences",
+        "#preferences": "User Preferences",
+        "#project": "Active Projects",
+        "#projects": "Active Projects",
+        "#lesson": "Lessons Learned",
+        "#lessons": "Lessons Learned",
+        "#decision": "Decisions",
+        "~prefer": "User Preferences",
+        "~project": "Active Projects",
+        "~lesson": "Lessons Learned",
+        "decision": "Decisions",
+    },
+}
+LOW_IMPORTANCE = 0.3
+EXTRA_STOP = frozenset({
+    "user", "users", "they", "them", "their", "he", "she", "his", "her", "i", "we", "you", "me", "my",
+    "our", "said", "says", "say", "mentioned", "again", "also", "still", "really", "very", "just",
+    "has", "have", "had", "will", "would", "should",
+})
+NEGATION_RE = re.compile(r"\b(?:not|no|never|nor|without|cannot)\b|n[’']t\b", re.IGNORECASE)
+NEGATION_WORDS = frozenset({"not", "no", "never", "nor", "without", "cannot"})
+CANDIDATE_DF_CAP = 500  # tokens in more entries than this do not propose pairs (see docs)
+
+
+# ---------------------------------------------------------------------------- settings
+
+
+@dataclass(frozen=True)
+class Settings:
+    budget_chars: int
+    budget_lines: int
+    types: tuple[str, ...]
+    min_confidence: float
+    min_importance: float
+    min_recalls: int
+    min_days: int
+    min_words: int
+    similarity: float
+    ignore_tags: tuple[str, ...]
+    stale_days: int
+    archive_confidence: float
+    archive_file: str
+    max_sources: int
+    max_chars: int
+    default_section: str
+    with_timeout: float
+    sections: dict[str, str]
+
+    @classmethod
+    def from_config(cls, config: Config) -> Settings:
+        raw = config.section("curate", DEFAULTS)
+        where = f"{config.path or 'memvault.toml'}: [curate]"
+
+        def num(key: str, lo: float, hi: float, integer: bool = False) -> Any:
+            value = raw[key]
+            ok = isinstance(value, int) if integer else isinstance(value, int | float)
+            if isinstance(value, bool) or not ok or not lo <= value <= hi:
+                kind = "a whole number" if integer else "a number"
+                raise ConfigError(f"{where} {key} must be {kind} between {lo:g} and {hi:g}, got {value!r}")
+            return value
+
+        def names(key: str) -> tuple[str, ...]:
+            value = raw[key]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{where} {key} must be a list of strings, got {value!r}")
+            return tuple(v.strip().lower().lstrip("#") for v in value if v.strip())
+
+        sections = raw["sections"]
+        if not isinstance(sections, dict) or not all(isinstance(v, str) and v.strip() for v in sections.values()):
+            raise ConfigError(f"{where}.sections must map '#tag', '~word' or a type to a section name")
+        for key in ("archive_file", "default_section"):
+            if not isinstance(raw[key], str) or not raw[key].strip():
+                raise ConfigError(f"{where} {key} must be a non-empty string")
+        if "/" in raw["archive_file"] or raw["archive_file"] == "MEMORY.md":
+            raise ConfigError(f"{where} archive_file must be a file name in the vault root, not {raw['archive_file']!r}")
+        return cls(
+            budget_chars=num("budget_chars", 0, 10**9, True), budget_lines=num("budget_lines", 0, 10**7, True),
+            types=names("types"), min_confidence=float(num("min_confidence", 0, 1)),
+            min_importance=float(num("min_importance", 0, 1)), min_recalls=num("min_recalls", 1, 10**9, True),
+            min_days=num("min_days", 2, 10**4, True), min_words=num("min_words", 0, 1000, True),
+            similarity=float(num("similarity", 0.1, 1)), ignore_tags=names("ignore_tags"),
+            stale_days=num("stale_days", 1, 10**5, True), archive_confidence=float(num("archive_confidence", 0, 1)),
+            archive_file=raw["archive_file"].strip(), max_sources=num("max_sources", 1, 1000, True),
+            max_chars=num("max_chars", 20, 10**5, True), default_section=raw["default_section"].strip(),
+            with_timeout=float(num("with_timeout", 1, 86400)),
+            sections={str(k).strip(): v.strip() for k, v in sections.items()},
+        )
+
+
+# -------------------------------------------------------------------------- similarity
+
+
+@dataclass(frozen=True)
+class Sig:
+    tokens: frozenset[str]
+    negated: bool
+
+
+def signature(text: str) -> Sig:
+    words = WORD_RE.findall(text.lower())
+    toks = frozenset(
+        stem(w) for w in words
+        if w not in STOPWORDS and w not in EXTRA_STOP and w not in NEGATION_WORDS and len(w) > 1 and not w.isdigit()
+    )
+    return Sig(toks, bool(NEGATION_RE.search(text)))
+
+
+def similarity(a: Sig, b: Sig, *, guard: bool = True) -> float:
+    """Dice overlap of content words; 0 when one says `not` and the other does not."""
+    if guard and a.negated != b.negated:
+        return 0.0
+    if not a.tokens or not b.tokens:
+        return 0.0
+    shared = len(a.tokens & b.tokens)
+    if shared < min(2, len(a.tokens), len(b.tokens)):
+        return 0.0
+    return 2 * shared / (len(a.tokens) + len(b.tokens))
+
+
+# ----------------------------------------------------------------------------- results
+
+
+@dataclass
+class Target:
+    """What one proposal is made from."""
+
+    kind: str  # add | update | reconfirm
+    entries: list[Event]
+    section: str
+    reasons: list[str]
+    bullet: Bullet | None = None
+    text_from: Event | None = None
+
+
+@dataclass
+class Decision:
+    entry: str
+    chosen: bool
+    reason: str
+    target: int | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Selection:
+    targets: list[Target]
+    decisions: dict[str, Decision]
+    curated_by: dict[str, str]  # log entry id -> id of the bullet citing it
+
+
+# --------------------------------------------------------------------------- selecting
+
+
+def resolve_source(tl: Timeline, target: str, alias: str | None, is_link: bool = True) -> str | None:
+    """The log entry a bullet's source points at: the link's `|alias` id, else its heading."""
+    if alias and alias in tl.by_id and tl.by_id[alias].kind == "log":
+        return alias
+    if not is_link:
+        # Plain text in a source annotation ("user", "chat") is not a reference to resolve
+        # by words; only an entry id is.
+        res = tl.index.resolve(target) if target in tl.by_id or ID_SPACE_RE.match(target) else None
+        return res.target if res is not None and res.ok else None
+    res = tl.index.resolve(f"[[{target}]]")
+    if res.ok and tl.by_id[res.target].kind == "log":  # type: ignore[index]
+        return res.target
+    page, _, anchor = target.partition("#")
+    # Obsidian's own link completion writes `16 00` for a `16:00` heading.
+    want = " ".join(anchor.replace(":", " ").lower().split())
+    day = tl.index.by_date.get(page.strip().rsplit("/", 1)[-1].removesuffix(".md"), [])
+    found = [e for e in day if " ".join(e.heading.replace(":", " ").lower().split()) == want]
+    return found[0].id if len(found) == 1 else None
+
+
+def curated_sources(tl: Timeline, doc: MemoryDoc) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for bullet in doc.bullets:
+        for target, alias, is_link in bullet.refs:
+            eid = resolve_source(tl, target, alias, is_link)
+            if eid is not None:
+                out.setdefault(eid, bullet.id)
+    return out
+
+
+class _Selector:
+    def __init__(self, tl: Timeline, doc: MemoryDoc, s: Settings, at: datetime, since: datetime | None,
+                 recalls: dict[str, Access]):
+        self.tl, self.doc, self.s, self.at, self.since, self.recalls = tl, doc, s, at, since, recalls
+        self.curated_by = curated_sources(tl, doc)
+        self.bullets = {b.id: b for b in doc.bullets}
+        self.bullet_sig = {b.id: signature(plain_text(doc.lines[b.start]) + " " + "\n".join(
+            doc.lines[b.start + 1 : b.end])) for b in doc.bullets}
+        self.decisions: dict[str, Decision] = {}
+        self.sigs: dict[str, Sig] = {}
+
+    def sig(self, ev: Event) -> Sig:
+        if ev.id not in self.sigs:
+            self.sigs[ev.id] = signature(f"{ev.title} {ev.content}")
+        return self.sigs[ev.id]
+
+    # -- per entry ----------------------------------------------------------------------
+
+    def gate(self, ev: Event) -> str | None:
+        s = self.s
+        bad = [t for t in ev.tags if t in s.ignore_tags]
+        if bad:
+            return f"tagged #{bad[0]} (listed in [curate] ignore_tags)"
+        if ev.importance is not None and ev.importance < LOW_IMPORTANCE:
+            return f"low importance ({ev.importance:g})"
+        words = len(WORD_RE.findall(ev.content))
+        if words < s.min_words:
+            return f"trivial: {words} word{'s' * (words != 1)} (< [curate] min_words = {s.min_words})"
+        if ev.expires is not None:
+            return f"temporary: expires {ev.expires.date().isoformat()}; MEMORY.md keeps lasting memory"
+        conf = self.tl.confidence(ev, self.at)
+        if conf < s.min_confidence:
+            return f"confidence {conf:.2f} (from {ev.confidence0:g}, decayed) < [curate] min_confidence = {s.min_confidence:g}"
+        if find_secrets(ev.content):
+            return "its text looks like it holds a secret; secrets never go into MEMORY.md"
+        return None
+
+    def merits(self, ev: Event) -> list[str]:
+        s, out = self.s, []
+        if ev.type in s.types:
+            out.append(f"a {ev.type}")
+        if ev.importance is not None and ev.importance >= s.min_importance:
+            out.append(f"importance {ev.importance:g}")
+        rc = self.reconfirmers(ev)
+        if rc:
+            out.append(f"reconfirmed by {', '.join(rc)}")
+        n = self.recalls[ev.id].count if ev.id in self.recalls else 0
+        if n >= s.min_recalls:
+            out.append(f"recalled {n} times")
+        return out
+
+    def shortfalls(self, ev: Event, days: int) -> str:
+        s = self.s
+        imp = "none" if ev.importance is None else f"{ev.importance:g}"
+        n = self.recalls[ev.id].count if ev.id in self.recalls else 0
+        return (f"an {ev.type} that does not matter enough yet: importance {imp} (< {s.min_importance:g}), "
+                f"not reconfirmed, seen on {days} day{'s' * (days != 1)} (< {s.min_days}), "
+                f"recalled {n} time{'s' * (n != 1)} (< {s.min_recalls})")
+
+    def reconfirmers(self, ev: Event) -> list[str]:
+        out = []
+        for rid in self.tl.reconfirmed_by.get(ev.id, ()):
+            ts = self.tl.by_id[rid].timestamp
+            if ts is None or ts <= self.at:
+                out.append(rid)
+        return out
+
+    def newness(self, ev: Event) -> str | None:
+        if self.since is None:
+            return "no earlier curation"
+        if ev.timestamp is not None and ev.timestamp > self.since:
+            return "written since the last curation"
+        for rid in self.reconfirmers(ev):
+            ts = self.tl.by_id[rid].timestamp
+            if ts is not None and ts > self.since:
+                return f"reconfirmed since the last curation (by {rid})"
+        acc = self.recalls.get(ev.id)
+        if acc is not None and acc.count >= self.s.min_recalls and acc.last_accessed > self.since:
+            return "recalled since the last curation"
+        return None
+
+    # -- the whole vault ----------------------------------------------------------------
+
+    def run(self) -> Selection:
+        pool: dict[str, Event] = {}
+        new: dict[str, str] = {}
+        tl = self.tl
+        for ev in tl.events:
+            if ev.kind != "log" or tl.by_id.get(ev.id) is not ev:
+                continue
+            status = tl.status(ev, self.at)
+            if status != "live":
+                self._leave(ev, self._status_reason(ev, status))
+                continue
+            if ev.id in self.curated_by:
+                bid = self.curated_by[ev.id]
+                self._leave(ev, f"already in MEMORY.md: bullet ^{bid}" if bid in self.doc.block_ids()
+                            else f"already in MEMORY.md: bullet {bid}", line=self.bullets[bid].start + 1)
+                continue
+            why_not = self.gate(ev)
+            if why_not:
+                self._leave(ev, why_not)
+                continue
+            pool[ev.id] = ev
+            fresh = self.newness(ev)
+            if fresh:
+                new[ev.id] = fresh
+            else:
+                self._leave(ev, f"before the last curation ({self.since.isoformat()}) and nothing new about it since; "  # type: ignore[union-attr]
+                            "use --all to reconsider")
+        groups = self._cluster(pool, new)
+        targets: list[Target] = []
+        by_bullet: dict[str, int] = {}
+        for members, bullet_ids in groups:
+            target = self._target(members, bullet_ids, new)
+            if target is None:
+                continue
+            if target.bullet is not None and target.bullet.id in by_bullet:
+                self._merge(targets[by_bullet[target.bullet.id]], target)
+                index = by_bullet[target.bullet.id]
+            else:
+                targets.append(target)
+                index = len(targets) - 1
+                if target.bullet is not None:
+                    by_bullet[target.bullet.id] = index
+            for ev in target.entries:
+                self.decisions[ev.id] = Decision(ev.id, True, "; ".join(target.reasons), index,
+                                                 {"new": new.get(ev.id, "an earlier mention of the same thing")})
+        return Selection(targets, self.decisions, self.curated_by)
+
+    def _status_reason(self, ev: Event, status: str) -> str:
+        if status == "superseded":
+            return f"superseded by {self.tl.superseder_at(ev, self.at)}"
+        if status == "expired":
+            return f"expired {ev.expires.isoformat() if ev.expires else ''}".strip()
+        return "written after the curation time"
+
+    def _leave(self, ev: Event, reason: str, **facts: Any) -> None:
+        self.decisions[ev.id] = Decision(ev.id, False, reason, None, facts)
+
+    def _cluster(self, pool: dict[str, Event], new: dict[str, str]) -> list[tuple[list[Event], set[str]]]:
+        """Groups of entries that say the same thing, with the bullets that already say it."""
+        parent: dict[str, str] = {}
+
+        def find(x: str) -> str:
+            parent.setdefault(x, x)
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        def union(a: str, b: str) -> None:
+            parent[find(a)] = find(b)
+
+        nodes: dict[str, Sig] = {f"e:{i}": self.sig(ev) for i, ev in pool.items()}
+        for eid, bid in self.curated_by.items():
+            ev = self.tl.by_id.get(eid)
+            if ev is not None and self.tl.status(ev, self.at) == "live":
+                nodes[f"c:{eid}"] = self.sig(ev)
+                union(f"c:{eid}", f"b:{bid}")
+        nodes.update({f"b:{bid}": sig for bid, sig in self.bullet_sig.items()})
+        postings: dict[str, list[str]] = defaultdict(list)
+        for key, sig in nodes.items():
+            for tok in sig.tokens:
+                postings[tok].append(key)
+        for eid in new:
+            mine = nodes[f"e:{eid}"]
+            seen: set[str] = set()
+            for tok in mine.tokens:
+                plist = postings[tok]
+                if len(plist) > CANDIDATE_DF_CAP:
+                    continue
+                for other in plist:
+                    if other in seen or other == f"e:{eid}":
+                        continue
+                    seen.add(other)
+                    if similarity(mine, nodes[other]) >= self.s.similarity:
+                        union(f"e:{eid}", other)
+        for eid, ev in pool.items():
+            for ref in self.reconfirmed_targets(ev):
+                if ref in pool:
+                    union(f"e:{eid}", f"e:{ref}")
+                elif ref in self.bullets:
+                    union(f"e:{eid}", f"b:{ref}")
+                elif ref in self.curated_by:
+                    union(f"e:{eid}", f"b:{self.curated_by[ref]}")
+        comps: dict[str, tuple[list[Event], set[str]]] = {}
+        for key in list(parent) + [f"e:{i}" for i in pool]:
+            root = find(key)
+            members, bullets = comps.setdefault(root, ([], set()))
+            kind, _, ident = key.partition(":")
+            if kind == "e" and pool[ident] not in members:
+                members.append(pool[ident])
+            elif kind == "b":
+                bullets.add(ident)
+        out = []
+        for members, bullets in comps.values():
+            if any(m.id in new for m in members):
+                members.sort(key=lambda e: (e.timestamp, e.file, e.line))
+                out.append((members, bullets))
+        out.sort(key=lambda g: (g[0][-1].timestamp, g[0][-1].file, g[0][-1].line))
+        return out
+
+    def reconfirmed_targets(self, ev: Event) -> list[str]:
+        return [t for t, rids in self.tl.reconfirmed_by.items() if ev.id in rids] if ev.reconfirms else []
+
+    def _target(self, members: list[Event], bullet_ids: set[str], new: dict[str, str]) -> Target | None:
+        latest = members[-1]
+        days = len({m.timestamp.date() for m in members if m.timestamp is not None})
+        merits = [f"{m.id}: {', '.join(self.merits(m))}" for m in members if self.merits(m)]
+        if days >= self.s.min_days:
+            merits.append(f"said on {days} different days")
+        if not merits and not bullet_ids:
+            for m in members:
+                if m.id in new:
+                    self._leave(m, self.shortfalls(m, days))
+            return None
+        update = self._correction_target(members)
+        if update is not None:
+            bullet, corr = update
+            return Target("update", members, bullet.event.category or "", merits or [f"{corr.id}: a correction"],
+                          bullet, corr)
+        if bullet_ids:
+            rep = self.sig(latest)
+            best = max(bullet_ids, key=lambda b: (similarity(rep, self.bullet_sig[b], guard=False), -self.bullets[b].start))
+            bullet = self.bullets[best]
+            why = merits or ["says what the bullet says"]
+            return Target("reconfirm", members, bullet.event.category or "", why, bullet)
+        return Target("add", members, self.section_for(members), merits, None, latest)
+
+    def _correction_target(self, members: list[Event]) -> tuple[Bullet, Event] | None:
+        for m in reversed(members):
+            node = self.tl.supersedes.get(m.id)
+            while node is not None:
+                found = self._bullet_for(node)
+                if found is not None:
+                    return self._maybe_done(found, m)
+                node = self.tl.supersedes.get(node)
+            if m.type == "correction":
+                found = self._most_similar_bullet(self.sig(m))
+                if found is not None:
+                    return self._maybe_done(found, m)
+        return None
+
+    def _maybe_done(self, bullet: Bullet, corr: Event) -> tuple[Bullet, Event] | None:
+        """A bullet already updated on or after the correction's day says it: reconfirm instead."""
+        upd = bullet.event.updated
+        if upd is not None and corr.timestamp is not None and upd.date() >= corr.timestamp.date():
+            return None
+        return bullet, corr
+
+    def _bullet_for(self, eid: str) -> Bullet | None:
+        ev = self.tl.by_id.get(eid)
+        if ev is None:
+            return None
+        if ev.kind == "curated":
+            return self.bullets.get(eid)
+        if eid in self.curated_by:
+            return self.bullets.get(self.curated_by[eid])
+        return self._most_similar_bullet(self.sig(ev))
+
+    def _most_similar_bullet(self, sig: Sig) -> Bullet | None:
+        best, score = None, 0.0
+        for bid, bsig in self.bullet_sig.items():
+            value = similarity(sig, bsig, guard=False)
+            if value >= self.s.similarity and value > score:
+                best, score = bid, value
+        return self.bullets[best] if best is not None else None
+
+    def _merge(self, into: Target, other: Target) -> None:
+        if other.kind == "update" and into.kind != "update":
+            into.kind, into.text_from = "update", other.text_from
+        elif other.kind == "update" and other.text_from and into.text_from and other.text_from.timestamp > into.text_from.timestamp:  # type: ignore[operator]
+            into.text_from = other.text_from
+        seen = {e.id for e in into.entries}
+        into.entries.extend(e for e in other.entries if e.id not in seen)
+        into.entries.sort(key=lambda e: (e.timestamp, e.file, e.line))
+        into.reasons.extend(other.reasons)
+
+    def section_for(self, members: list[Event]) -> str:
+        rep = members[-1]
+        rules = self.s.sections
+        tags = list(dict.fromkeys([*rep.tags, *(t for m in members for t in m.tags)]))
+        for tag in tags:
+            if f"#{tag}" in rules:
+                return rules[f"#{tag}"]
+        words = [w.lower() for w in WORD_RE.findall(f"{rep.title} {rep.content}")]
+        for key, name in rules.items():
+            if key.startswith("~") and any(w.startswith(key[1:].lower()) for w in words):
+                return name
+        return rules.get(rep.type, self.s.default_section)
+
+
+def select(tl: Timeline, doc: MemoryDoc, settings: Settings, *, at: datetime, since: datetime | None,
+           recalls: dict[str, Access]) -> Selection:
+    """Decide, for every log entry, whether and how it goes into MEMORY.md."""
+    return _Selector(tl, doc, settings, at, since, recalls).run()
