@@ -80,7 +80,8 @@ class Proposal:
     block_id: str = ""
     entries: tuple[str, ...] = ()  # log entries it comes from
     links: tuple[str, ...] = ()  # links to those entries
-    day: date | None = None
+    day: date | None = None  # latest date of its entries: the bullet's `added`/`updated` date
+    first_day: date | None = None  # add: the first mention, when earlier than `day`
     was: str | None = None
     reason: str = ""
     origin: str = "memvault"  # or "with" when an external command rewrote it
@@ -215,6 +216,8 @@ def build_lines(p: Proposal, max_sources: int) -> tuple[str, ...]:
     """The bullet's new lines, from the proposal's text, date, links and the bullet as it is."""
     links = tuple(cap_links(list(p.links), max_sources))
     if p.kind == "add":
+        if p.first_day is not None and p.day is not None and p.first_day < p.day:
+            return (render_bullet(p.text, added=p.first_day, updated=p.day, links=links, block_id=p.block_id),)
         return (render_bullet(p.text, added=p.day, links=links, block_id=p.block_id),)
     old = list(p.old)
     if p.kind == "update":
@@ -261,7 +264,7 @@ def _proposals(sel: Selection, tl: Timeline, doc: MemoryDoc, s: Settings) -> lis
             dec.chosen = False
             dec.reason = "the bullet that says the same already cites it; nothing to change"
         else:
-            dec.reason = f"{describe(by_key[key])}; {dec.facts.get('new', '')}: {by_key[key].reason}"
+            dec.reason = f"{describe(by_key[key])} \u2014 {by_key[key].reason} ({dec.facts.get('new', '')})"
     return out
 
 
@@ -281,11 +284,13 @@ def _proposal(t: Target, tl: Timeline, doc: MemoryDoc, s: Settings, taken: set[s
     day = max(days) if days else None
     why = "; ".join(t.reasons)
     if t.kind == "add":
-        rep = t.text_from or t.entries[-1]
+        # Repeats tend to be worded as repeats ("again", "still"): the first mention is the
+        # statement; the last one dates the bullet.
+        rep = t.entries[0]
         insert = section_insert(doc, t.section)
         p = Proposal("", "add", t.section, bullet_text(rep, s.max_chars), (), start=insert[0] if insert else -1,
                      end=insert[0] if insert else -1, block_id=new_block_id(f"{rep.file}#{rep.id}", taken),
-                     entries=ids, links=links, day=day, reason=why)
+                     entries=ids, links=links, day=day, first_day=min(days) if days else None, reason=why)
         return replace(p, lines=build_lines(p, s.max_sources))
     b = t.bullet
     assert b is not None
@@ -319,7 +324,7 @@ def stale_bullets(tl: Timeline, doc: MemoryDoc, s: Settings, at: datetime, recal
         # A bullet updated from a correction that names it is not superseded by that correction.
         superseders = [x for x in tl.superseded_by.get(b.id, ()) if x not in sources and _at_or_before(tl, x, at)]
         dead = [e for e in sources if tl.status(tl.by_id[e], at) == "superseded"]
-        conf = tl.confidence(ev, at) if tl.by_id.get(b.id) is ev else 1.0
+        conf = tl.confidence(ev, at)
         seen = tl.confirmed_at(ev, at) if ev.timestamp or ev.updated else None
         acc = recalls.get(b.id)
         last = max([t for t in (seen, acc.last_accessed if acc else None) if t is not None], default=None)
@@ -327,7 +332,8 @@ def stale_bullets(tl: Timeline, doc: MemoryDoc, s: Settings, at: datetime, recal
         if superseders:
             out.append(StaleBullet(b, f"superseded by {superseders[0]}", (0, conf, -idle)))
         elif sources and len(dead) == len(sources):
-            out.append(StaleBullet(b, f"every entry it cites is superseded ({', '.join(sorted(dead))})", (0, conf, -idle)))
+            by = ", ".join(f"{d} by {tl.superseder_at(tl.by_id[d], at)}" for d in sorted(dead))
+            out.append(StaleBullet(b, f"what it cites was superseded ({by})", (0, conf, -idle)))
         elif conf < s.archive_confidence:
             out.append(StaleBullet(b, f"low confidence {conf:.2f} (< {s.archive_confidence:g}), last confirmed "
                                       f"{seen.date().isoformat() if seen else 'never'}", (1, conf, -idle)))
@@ -351,13 +357,17 @@ def over_budget(size: dict[str, int], s: Settings) -> bool:
         s.budget_lines > 0 and size["lines"] > s.budget_lines)
 
 
-def archives_for(plan: Plan, choice: Mapping[str, tuple[str, ...]] | None = None) -> list[Proposal]:
-    """Archive proposals that bring MEMORY.md within budget once `choice` is applied."""
+def archives_for(plan: Plan, choice: Mapping[str, tuple[str, ...]] | None = None,
+                 exclude: frozenset[str] | set[str] = frozenset()) -> list[Proposal]:
+    """Archive proposals that bring MEMORY.md within budget once `choice` is applied.
+
+    `exclude` names bullets the person chose to keep; the next candidates are taken instead.
+    """
     chosen = _choice(plan, choice)
     size = measure(render(plan, chosen, []))
     if not over_budget(size, plan.settings):
         return []
-    touched = {p.bullet for p in plan.proposals if p.key in chosen and p.bullet}
+    touched = {p.bullet for p in plan.proposals if p.key in chosen and p.bullet} | set(exclude)
     out: list[Proposal] = []
     chars, lines = size["chars"], size["lines"]
     for st in plan.stale:
@@ -537,21 +547,22 @@ def plan_dict(plan: Plan, *, with_diff: bool = True) -> dict[str, Any]:
         "memory": str(plan.path), "at": plan.at.isoformat(),
         "since": plan.since.isoformat() if plan.since else None, "since_from": plan.since_from,
         "proposals": [p.to_dict() for p in plan.proposals], "archives": [a.to_dict() for a in plan.archives],
-        "budget": budget(plan), "warnings": list(plan.warnings) + budget_warnings(plan, budget(plan)),
+        "budget": budget(plan), "warnings": list(plan.warnings) + budget_warnings(plan, budget(plan), planned=True),
     }
     if with_diff:
         data["diff"] = diff(plan, new_text)
     return data
 
 
-def budget_warnings(plan: Plan, size: dict[str, Any]) -> list[str]:
+def budget_warnings(plan: Plan, size: dict[str, Any], *, planned: bool = False) -> list[str]:
     if not size["over"]:
         return []
     s = plan.settings
-    limit = f"{s.budget_chars} chars" if s.budget_chars else f"{s.budget_lines} lines"
-    return [f"MEMORY.md would be over its budget ({size['after']['chars']} chars, {size['after']['lines']} lines; "
-            f"budget {limit}) and no more bullets are stale, low-confidence or superseded; raise [curate] "
-            "budget_chars or shorten bullets by hand"]
+    limit = f"{s.budget_chars:,} chars" if s.budget_chars else f"{s.budget_lines:,} lines"
+    why = "; no more bullets are stale, low-confidence or superseded" if planned else ""
+    return [f"MEMORY.md {'would be' if planned else 'is'} over its budget ({size['after']['chars']:,} chars, "
+            f"{size['after']['lines']:,} lines; budget {limit}){why}: archive or shorten bullets by hand, "
+            "or raise [curate] budget_chars"]
 
 
 def explain(plan: Plan, vault: Vault, entry: str | None = None) -> list[dict[str, Any]]:

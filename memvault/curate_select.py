@@ -282,6 +282,19 @@ class _Selector:
                 f"not reconfirmed, seen on {days} day{'s' * (days != 1)} (< {s.min_days}), "
                 f"recalled {n} time{'s' * (n != 1)} (< {s.min_recalls})")
 
+    def corrected_in_memory(self, ev: Event) -> str | None:
+        """A bullet updated on or after the entry's day whose `was:` is what the entry says."""
+        mine = self.sig(ev)
+        for b in self.doc.bullets:
+            upd, was = b.event.updated, b.event.previous
+            if not was or upd is None or ev.timestamp is None or upd.date() < ev.timestamp.date():
+                continue
+            old = signature(was).tokens
+            if old and old <= mine.tokens and similarity(mine, self.bullet_sig[b.id], guard=False) > 0:
+                return (f"MEMORY.md already corrected it: bullet {b.id} (line {b.start + 1}) was updated "
+                        f"{upd.date().isoformat()}, was: {was}")
+        return None
+
     def reconfirmers(self, ev: Event) -> list[str]:
         out = []
         for rid in self.tl.reconfirmed_by.get(ev.id, ()):
@@ -325,6 +338,10 @@ class _Selector:
             why_not = self.gate(ev)
             if why_not:
                 self._leave(ev, why_not)
+                continue
+            fixed = self.corrected_in_memory(ev)
+            if fixed:
+                self._leave(ev, fixed)
                 continue
             pool[ev.id] = ev
             fresh = self.newness(ev)
@@ -432,7 +449,10 @@ class _Selector:
     def _target(self, members: list[Event], bullet_ids: set[str], new: dict[str, str]) -> Target | None:
         latest = members[-1]
         days = len({m.timestamp.date() for m in members if m.timestamp is not None})
-        merits = [f"{m.id}: {', '.join(self.merits(m))}" for m in members if self.merits(m)]
+        if len(members) == 1:
+            merits = [", ".join(self.merits(latest))] if self.merits(latest) else []
+        else:
+            merits = [f"{m.id}: {', '.join(self.merits(m))}" for m in members if self.merits(m)]
         if days >= self.s.min_days:
             merits.append(f"said on {days} different days")
         if not merits and not bullet_ids:
