@@ -162,7 +162,18 @@ def plan_curation(
         stale=stale_bullets(tl, doc, settings, at, recalls, sel.curated_by),
     )
     plan.archives = archives_for(plan)
+    _check_fence(plan)
     return plan
+
+
+def _check_fence(plan: Plan) -> None:
+    """New bullets after a code block that never closes would become code: say so instead."""
+    fence = plan.doc.open_fence
+    if fence is None:
+        return
+    if any(p.kind == "add" and (p.start < 0 or p.start > fence) for p in plan.proposals):
+        raise MemvaultError(f"{plan.path}:{fence + 1}: this code block is never closed, so new bullets after it "
+                            "would be code; close it with ``` and run curate again")
 
 
 # -------------------------------------------------------------------- building proposals
@@ -364,7 +375,7 @@ def archives_for(plan: Plan, choice: Mapping[str, tuple[str, ...]] | None = None
     `exclude` names bullets the person chose to keep; the next candidates are taken instead.
     """
     chosen = _choice(plan, choice)
-    size = measure(render(plan, chosen, []))
+    size = measure(render(plan, chosen, [], complete=True))  # the marker counts too
     if not over_budget(size, plan.settings):
         return []
     touched = {p.bullet for p in plan.proposals if p.key in chosen and p.bullet} | set(exclude)
@@ -387,7 +398,8 @@ def archives_for(plan: Plan, choice: Mapping[str, tuple[str, ...]] | None = None
 def budget(plan: Plan, choice: Mapping[str, tuple[str, ...]] | None = None,
            archives: list[Proposal] | None = None) -> dict[str, Any]:
     s = plan.settings
-    after = measure(render(plan, _choice(plan, choice), plan.archives if archives is None else archives))
+    after = measure(render(plan, _choice(plan, choice), plan.archives if archives is None else archives,
+                           complete=True))
     return {
         "chars": s.budget_chars or None, "lines": s.budget_lines or None,
         "before": measure("\n".join(plan.doc.lines)), "after": after, "over": over_budget(after, s),
@@ -562,7 +574,7 @@ def budget_warnings(plan: Plan, size: dict[str, Any], *, planned: bool = False) 
     why = "; no more bullets are stale, low-confidence or superseded" if planned else ""
     return [f"MEMORY.md {'would be' if planned else 'is'} over its budget ({size['after']['chars']:,} chars, "
             f"{size['after']['lines']:,} lines; budget {limit}){why}: archive or shorten bullets by hand, "
-            "or raise [curate] budget_chars"]
+            f"or raise [curate] {'budget_chars' if s.budget_chars else 'budget_lines'}"]
 
 
 def explain(plan: Plan, vault: Vault, entry: str | None = None) -> list[dict[str, Any]]:

@@ -57,7 +57,7 @@ LOW_IMPORTANCE = 0.3
 EXTRA_STOP = frozenset({
     "user", "users", "they", "them", "their", "he", "she", "his", "her", "i", "we", "you", "me", "my",
     "our", "said", "says", "say", "mentioned", "again", "also", "still", "really", "very", "just",
-    "has", "have", "had", "will", "would", "should",
+    "has", "have", "had", "will", "would", "should", "does", "do", "did", "are", "am", "been", "being",
 })
 NEGATION_RE = re.compile(r"\b(?:not|no|never|nor|without|cannot)\b|n[’']t\b", re.IGNORECASE)
 NEGATION_WORDS = frozenset({"not", "no", "never", "nor", "without", "cannot"})

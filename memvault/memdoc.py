@@ -63,6 +63,7 @@ class MemoryDoc:
     bullets: list[Bullet]
     marker_line: int | None
     marker_at: datetime | None
+    open_fence: int | None = None  # line index of a code fence that is never closed
 
     def section(self, name: str) -> Section | None:
         key = norm_section(name)
@@ -103,15 +104,18 @@ def load_doc(raw: bytes | None, config: Config, path: str = "MEMORY.md") -> Memo
     parsed = parse_memory("\n".join(lines), "MEMORY.md", config)
     bullets = [Bullet(ev, ev.line - 1, ev.end_line, source_refs(lines[ev.line - 1 : ev.end_line])) for ev in parsed.events]
     marker_line, marker_at = _marker(lines)
+    sections, open_fence = _sections(lines)
     return MemoryDoc(
         raw_lines=raw_lines, lines=lines, bom=bom, crlf="\r\n" in text, exists=raw is not None,
-        sections=_sections(lines), bullets=bullets, marker_line=marker_line, marker_at=marker_at,
+        sections=sections, bullets=bullets, marker_line=marker_line, marker_at=marker_at, open_fence=open_fence,
     )
 
 
-def _sections(lines: list[str]) -> list[Section]:
+def _sections(lines: list[str]) -> tuple[list[Section], int | None]:
+    """The `##` sections outside code blocks, and where an unclosed code block starts."""
     heads: list[tuple[int, str]] = []
     fence: str | None = None
+    opened = 0
     for i, line in enumerate(lines):
         m = FENCE_RE.match(line)
         if fence is not None:
@@ -119,7 +123,7 @@ def _sections(lines: list[str]) -> list[Section]:
                 fence = None
             continue
         if m:
-            fence = m.group(1)
+            fence, opened = m.group(1), i
             continue
         h2 = H2_RE.match(line)
         if h2:
@@ -128,7 +132,7 @@ def _sections(lines: list[str]) -> list[Section]:
     for n, (i, name) in enumerate(heads):
         end = heads[n + 1][0] if n + 1 < len(heads) else len(lines)
         out.append(Section(name, i, end))
-    return out
+    return out, (opened if fence is not None else None)
 
 
 def _marker(lines: list[str]) -> tuple[int | None, datetime | None]:

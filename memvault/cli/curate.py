@@ -30,6 +30,7 @@ def curate(ctx, dry_run, yes, interactive, explain, with_cmd, at, since, everyth
 
     On a terminal each proposal is shown with its reason and the budget; answer y (apply),
     n (skip), e (edit in $EDITOR) or q (stop). Text curate does not touch stays byte for byte.
+    --json without --yes prints the plan (with its diff) and changes nothing.
     """
     from ..curate import apply, plan_curation, plan_dict
     from ..errors import InputError
