@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from . import decay
 from .access import Access
 from .config import Config
 from .errors import ConfigError
@@ -233,6 +234,24 @@ class _Selector:
             doc.lines[b.start + 1 : b.end])) for b in doc.bullets}
         self.decisions: dict[str, Decision] = {}
         self.sigs: dict[str, Sig] = {}
+        self.block_ids = doc.block_ids()
+        self.horizon = self._horizon()
+
+    def _horizon(self) -> datetime | None:
+        """Before this time an entry of confidence 1, never reconfirmed, is below min_confidence."""
+        cfg = self.tl.config
+
+        def conf(days: float) -> float:
+            return decay.confidence_at(1.0, self.at - timedelta(days=days), self.at,
+                                       rate=cfg.decay_rate, model=cfg.decay_model)
+
+        lo, hi = 0.0, 36500.0
+        if self.s.min_confidence <= 0 or conf(hi) >= self.s.min_confidence:
+            return None
+        for _ in range(40):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if conf(mid) >= self.s.min_confidence else (lo, mid)
+        return self.at - timedelta(days=hi)
 
     def sig(self, ev: Event) -> Sig:
         if ev.id not in self.sigs:
@@ -248,6 +267,11 @@ class _Selector:
             return f"tagged #{bad[0]} (listed in [curate] ignore_tags)"
         if ev.importance is not None and ev.importance < LOW_IMPORTANCE:
             return f"low importance ({ev.importance:g})"
+        if self.horizon is not None and ev.timestamp is not None and ev.timestamp < self.horizon \
+                and ev.confidence0 <= 1.0 and ev.id not in self.tl.reconfirmed_by:
+            # Cheaper than computing the decay for each of a long history's entries.
+            return (f"confidence decayed below [curate] min_confidence = {s.min_confidence:g} "
+                    f"(written {ev.timestamp.date().isoformat()}, never reconfirmed)")
         words = len(WORD_RE.findall(ev.content))
         if words < s.min_words:
             return f"trivial: {words} word{'s' * (words != 1)} (< [curate] min_words = {s.min_words})"
@@ -332,7 +356,7 @@ class _Selector:
                 continue
             if ev.id in self.curated_by:
                 bid = self.curated_by[ev.id]
-                self._leave(ev, f"already in MEMORY.md: bullet ^{bid}" if bid in self.doc.block_ids()
+                self._leave(ev, f"already in MEMORY.md: bullet ^{bid}" if bid in self.block_ids
                             else f"already in MEMORY.md: bullet {bid}", line=self.bullets[bid].start + 1)
                 continue
             why_not = self.gate(ev)

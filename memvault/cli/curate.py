@@ -42,7 +42,9 @@ def curate(ctx, dry_run, yes, interactive, explain, with_cmd, at, since, everyth
     if since and everything:
         raise InputError("--since and --all cannot be used together")
     vault = open_vault(ctx)
-    plan = plan_curation(vault, at=parse_when(vault, at), since=parse_when(vault, since), everything=everything)
+    # "as of 2026-02-22" is the end of that day, like every other "as of" in memvault.
+    plan = plan_curation(vault, at=parse_when(vault, at, day_end=True), since=parse_when(vault, since),
+                         everything=everything)
     if with_cmd:
         from ..curate_with import rewrite_with
 
