@@ -281,11 +281,14 @@ def _proposals(sel: Selection, tl: Timeline, doc: MemoryDoc, s: Settings) -> lis
 
 def describe(p: Proposal) -> str:
     """`add to "Section"`, `update bullet ^id (line 4)`: what a proposal does, for people."""
-    where = f"^{p.block_id}" if p.block_id and p.kind != "archive" and p.bullet == p.block_id else (p.bullet or "")
     if p.kind == "add":
         return f"{p.key}: add to \u201c{p.section}\u201d" + (" (new section)" if p.new_section else "")
-    verb = {"update": "update", "reconfirm": "reconfirm", "archive": "archive"}[p.kind]
-    return f"{p.key}: {verb} bullet {where} (line {p.start + 1})"
+    if p.block_id and p.bullet == p.block_id:
+        where = f"^{p.bullet}"
+    else:
+        text = p.text if len(p.text) <= 40 else p.text[:39] + "\u2026"
+        where = f"\u201c{text}\u201d"
+    return f"{p.key}: {p.kind} bullet {where} (line {p.start + 1})"
 
 
 def _proposal(t: Target, tl: Timeline, doc: MemoryDoc, s: Settings, taken: set[str]) -> Proposal:
@@ -391,7 +394,8 @@ def archives_for(plan: Plan, choice: Mapping[str, tuple[str, ...]] | None = None
         chars -= sum(len(ln) + 1 for ln in old)
         lines -= len(old)
         out.append(Proposal(f"a{len(out) + 1}", "archive", b.event.category or "", plain_text(old[0]), (), old=old,
-                            start=b.start, end=b.end, bullet=b.id, reason=st.reason))
+                            start=b.start, end=b.end, bullet=b.id, reason=st.reason,
+                            block_id=b.event.block_ids[0] if b.event.block_ids else ""))
     return out
 
 
@@ -460,8 +464,6 @@ def _section_block(doc: MemoryDoc, tail: int, sections: list[tuple[str, list[str
         block += [f"## {name}", *lines]
     if blank_after(doc, tail):
         block.append("")
-    if empty and not doc.exists:
-        block.append("")  # a new file ends with a newline
     return block
 
 
@@ -487,7 +489,6 @@ def check_edit(text: str, block_id: str) -> tuple[str, ...]:
     lines = text.replace("\r\n", "\n").rstrip("\n").split("\n")
     while lines and not lines[-1].strip():
         lines.pop()
-    lines = [ln for ln in lines if not ln.startswith("#")] if lines and lines[0].startswith("#") else lines
     if not any(ln.strip() for ln in lines):
         return ()
     parsed = parse_memory("## x\n" + "\n".join(lines), MEMORY_FILE, _EDIT_CONFIG)

@@ -356,8 +356,9 @@ class _Selector:
                 continue
             if ev.id in self.curated_by:
                 bid = self.curated_by[ev.id]
-                self._leave(ev, f"already in MEMORY.md: bullet ^{bid}" if bid in self.block_ids
-                            else f"already in MEMORY.md: bullet {bid}", line=self.bullets[bid].start + 1)
+                line = self.bullets[bid].start + 1
+                self._leave(ev, f"already in MEMORY.md: bullet ^{bid} (line {line})" if bid in self.block_ids
+                            else f"already in MEMORY.md: the bullet on line {line}", line=line)
                 continue
             why_not = self.gate(ev)
             if why_not:

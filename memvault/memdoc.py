@@ -154,7 +154,7 @@ def _marker(lines: list[str]) -> tuple[int | None, datetime | None]:
 
 
 def marker_line(at: datetime) -> str:
-    return f"<!-- memvault: curated {at.isoformat()} -->"
+    return f"<!-- memvault: curated {at.isoformat(timespec='seconds')} -->"
 
 
 def source_refs(lines: list[str]) -> list[tuple[str, str | None, bool]]:

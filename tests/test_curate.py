@@ -271,12 +271,21 @@ def test_library_apply_refuses_a_stale_plan(week):
     assert "Learn Zig" in path.read_text() and "light mode" not in path.read_text()
 
 
+def test_json_yes_reports_what_was_applied(week, runner):
+    data = json.loads(curate(runner, "--json", "--yes", "--at", AT).output)
+    assert data["applied"] is True and data["curation_point_recorded"] is True
+    assert data["counts"] == {"add": 7, "update": 1, "reconfirm": 1, "archive": 0}
+    assert data["proposals"][0]["lines"][0].endswith("^pref-theme")
+    assert data["budget"]["after"]["chars"] == len(EXPECTED.read_text())
+
+
 def test_flags_that_contradict_each_other(week, runner):
     result = curate(runner, "--dry-run", "--yes")
     assert result.exit_code == 2 and "cannot be used together" in result.output
 
 
 def test_a_vault_without_memory_md_gets_one(vault_dir, runner):
+    (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "Europe/Berlin"\n')
     (vault_dir / "memory").mkdir()
     (vault_dir / "memory" / "2026-02-21.md").write_text(
         "# 2026-02-21\n\n## 14:30 - Decision\nAgreed to check in weekly on Atlas progress\n")
@@ -284,7 +293,7 @@ def test_a_vault_without_memory_md_gets_one(vault_dir, runner):
     assert result.exit_code == 0, result.output
     text = (vault_dir / "MEMORY.md").read_text()
     assert text.startswith("# Long-Term Memory\n\n## Decisions\n- Agreed to check in weekly on Atlas progress (added 2026-02-21)")
-    assert text.endswith("-->\n")
+    assert text.endswith(")) ^mv-140640\n\n<!-- memvault: curated 2026-02-22T12:00:00+01:00 -->\n")
 
 
 # ----------------------------------------------------------------------------- budget
@@ -292,7 +301,7 @@ def test_a_vault_without_memory_md_gets_one(vault_dir, runner):
 
 def test_budget_overflow_archives_the_most_expendable(over, runner):
     dry = curate(runner, "--dry-run", "--at", AT)
-    assert "a1: archive bullet hermes" in dry.output and "a2: archive bullet old-tabs" in dry.output
+    assert "a1: archive bullet ^hermes" in dry.output and "a2: archive bullet ^old-tabs" in dry.output
     assert "old-email" not in dry.output.split("---")[0]
     assert "budget: 567 \u2192 1,049 / 1,100 chars" in dry.output and "OVER" not in dry.output
     result = curate(runner, "--yes", "--at", AT)
@@ -319,7 +328,7 @@ def test_budget_that_cannot_be_met_is_said_loudly(over, runner):
 
 def test_keeping_a_bullet_in_review_offers_the_next_one(over, runner):
     result = curate(runner, "-i", "--at", AT, input="\n" * 4 + "n\ny\n\n")
-    assert "archive bullet hermes" in result.output and "archive bullet old-email" in result.output
+    assert "archive bullet ^hermes" in result.output and "archive bullet ^old-email" in result.output
     text = (over / "MEMORY.md").read_text()
     assert "^hermes" in text and "^old-tabs" not in text and "^old-email" not in text
     # Keeping hermes leaves it 4 characters over: said, not hidden.

@@ -114,11 +114,14 @@ def _plan_text(plan, d: dict) -> str:
     return "\n".join(out)
 
 
-def _result_dict(plan, result) -> dict:
+def _result_dict(plan, result, accepted=None, archived=None) -> dict:
     from ..curate import budget_warnings
 
+    chosen = [p for p in plan.proposals if accepted is None or p.key in accepted]
     return {
         "applied": result.written, "memory": str(plan.path), "counts": result.counts, "budget": result.budget,
+        "proposals": [p.to_dict() for p in chosen],
+        "archives": [a.to_dict() for a in (plan.archives if archived is None else archived)],
         "archived_to": result.archived_to, "curation_point_recorded": result.marker,
         "warnings": list(plan.warnings) + budget_warnings(plan, result.budget),
     }
@@ -224,7 +227,7 @@ def _review(vault, plan) -> None:
         click.echo("stopped; nothing was written")
         return
     result = apply(vault, plan, accepted, archived, complete=not stopped)
-    d = _result_dict(plan, result)
+    d = _result_dict(plan, result, accepted, archived)
     click.echo("")
     click.echo(_result_text(d))
     if stopped:
