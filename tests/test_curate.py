@@ -293,7 +293,7 @@ def test_a_vault_without_memory_md_gets_one(vault_dir, runner):
     assert result.exit_code == 0, result.output
     text = (vault_dir / "MEMORY.md").read_text()
     assert text.startswith("# Long-Term Memory\n\n## Decisions\n- Agreed to check in weekly on Atlas progress (added 2026-02-21)")
-    assert text.endswith(")) ^mv-140640\n\n<!-- memvault: curated 2026-02-22T12:00:00+01:00 -->\n")
+    assert text.endswith("]]) ^mv-140640\n\n<!-- memvault: curated 2026-02-22T12:00:00+01:00 -->\n")
 
 
 # ----------------------------------------------------------------------------- budget
