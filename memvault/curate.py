@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from . import access
-from .config import Config
 from .curate_select import Decision, Selection, Settings, Target, select
 from .errors import InputError, MemvaultError
 from .events import Timeline
@@ -52,7 +51,6 @@ from .memdoc import (
     tail_index,
 )
 from .model import Event
-from .parse import parse_memory
 from .vault import MEMORY_FILE, Vault
 
 HEADING_BREAKERS = set("[]|#^()")
@@ -484,20 +482,6 @@ def diff(plan: Plan, new_text: str) -> str:
     ))
 
 
-def check_edit(text: str, block_id: str) -> tuple[str, ...]:
-    """A bullet the person edited: exactly one top-level bullet (its id kept), or () to skip."""
-    lines = text.replace("\r\n", "\n").rstrip("\n").split("\n")
-    while lines and not lines[-1].strip():
-        lines.pop()
-    if not any(ln.strip() for ln in lines):
-        return ()
-    parsed = parse_memory("## x\n" + "\n".join(lines), MEMORY_FILE, _EDIT_CONFIG)
-    if len(parsed.events) != 1 or parsed.events[0].line != 2 or parsed.events[0].end_line != len(lines) + 1:
-        raise InputError("the edited text must be one bullet ('- text'); lines after the first must be indented")
-    return tuple(ensure_block_id(lines, block_id))
-
-
-_EDIT_CONFIG = Config()
 
 
 # ------------------------------------------------------------------------------- writing

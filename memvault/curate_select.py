@@ -469,7 +469,14 @@ class _Selector:
         return out
 
     def reconfirmed_targets(self, ev: Event) -> list[str]:
-        return [t for t, rids in self.tl.reconfirmed_by.items() if ev.id in rids] if ev.reconfirms else []
+        if not ev.reconfirms:
+            return []
+        if not hasattr(self, "_targets_of"):
+            self._targets_of: dict[str, list[str]] = defaultdict(list)
+            for target, rids in self.tl.reconfirmed_by.items():
+                for rid in rids:
+                    self._targets_of[rid].append(target)
+        return self._targets_of.get(ev.id, [])
 
     def _target(self, members: list[Event], bullet_ids: set[str], new: dict[str, str]) -> Target | None:
         latest = members[-1]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from .config import Config
-from .errors import MemvaultError
+from .errors import InputError, MemvaultError
 from .model import Event
 from .parse import (
     ANNOTATION_RE,
@@ -357,3 +357,19 @@ def blank_before(doc: MemoryDoc, index: int) -> bool:
 
 def blank_after(doc: MemoryDoc, index: int) -> bool:
     return index < len(doc.lines) and bool(doc.lines[index].strip())
+
+
+def check_edit(text: str, block_id: str) -> tuple[str, ...]:
+    """A bullet the person edited: exactly one top-level bullet (its id kept), or () to skip."""
+    lines = text.replace("\r\n", "\n").rstrip("\n").split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if not any(ln.strip() for ln in lines):
+        return ()
+    parsed = parse_memory("## x\n" + "\n".join(lines), "MEMORY.md", _EDIT_CONFIG)
+    if len(parsed.events) != 1 or parsed.events[0].line != 2 or parsed.events[0].end_line != len(lines) + 1:
+        raise InputError("the edited text must be one bullet ('- text'); lines after the first must be indented")
+    return tuple(ensure_block_id(lines, block_id))
+
+
+_EDIT_CONFIG = Config()

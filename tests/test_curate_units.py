@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from memvault.cli import cli
 from memvault.config import Config
-from memvault.curate import bullet_text, check_edit, link_for
+from memvault.curate import bullet_text, link_for
 from memvault.curate_select import Settings, resolve_source, signature, similarity
 from memvault.errors import ConfigError, InputError, MemvaultError
 from memvault.events import Timeline
@@ -20,6 +20,7 @@ from memvault.memdoc import (
     apply_splices,
     bump_updated,
     cap_links,
+    check_edit,
     load_doc,
     render_bullet,
     section_insert,

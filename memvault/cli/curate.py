@@ -45,7 +45,7 @@ def curate(ctx, dry_run, yes, interactive, explain, with_cmd, at, since, everyth
     # "as of 2026-02-22" is the end of that day, like every other "as of" in memvault.
     plan = plan_curation(vault, at=parse_when(vault, at, day_end=True), since=parse_when(vault, since),
                          everything=everything)
-    if with_cmd:
+    if with_cmd and explain is None:  # explaining the selection needs no rewording
         from ..curate_with import rewrite_with
 
         plan = rewrite_with(plan, vault, with_cmd)
@@ -176,11 +176,11 @@ def _ask(allow_edit: bool) -> str:
 
 
 def _edit(p, current: tuple[str, ...]) -> tuple[str, ...] | None:
-    """The edited bullet, () to skip it, or None when the editor was closed without saving."""
-    from ..curate import check_edit
+    """The edited bullet, () to skip it (emptied), or None when the edit cannot be used."""
     from ..errors import InputError
+    from ..memdoc import check_edit
 
-    text = click.edit("\n".join(current) + "\n", extension=".md", require_save=True)
+    text = click.edit("\n".join(current) + "\n", extension=".md", require_save=False)
     if text is None:
         return None
     try:
