@@ -236,6 +236,9 @@ class _Selector:
         self.sigs: dict[str, Sig] = {}
         self.block_ids = doc.block_ids()
         self.horizon = self._horizon()
+        # Bullets a person updated by hand: (bullet, updated, was, words of was).
+        self.was = [(b, b.event.updated, b.event.previous, signature(b.event.previous).tokens)
+                    for b in doc.bullets if b.event.updated is not None and b.event.previous]
 
     def _horizon(self) -> datetime | None:
         """Before this time an entry of confidence 1, never reconfirmed, is below min_confidence."""
@@ -308,12 +311,12 @@ class _Selector:
 
     def corrected_in_memory(self, ev: Event) -> str | None:
         """A bullet updated on or after the entry's day whose `was:` is what the entry says."""
+        if not self.was or ev.timestamp is None or ev.type == "correction" or ev.id in self.tl.supersedes:
+            return None  # a correction states the new value, not the old one
         mine = self.sig(ev)
-        for b in self.doc.bullets:
-            upd, was = b.event.updated, b.event.previous
-            if not was or upd is None or ev.timestamp is None or upd.date() < ev.timestamp.date():
+        for b, upd, was, old in self.was:
+            if upd.date() < ev.timestamp.date():
                 continue
-            old = signature(was).tokens
             if old and old <= mine.tokens and similarity(mine, self.bullet_sig[b.id], guard=False) > 0:
                 return (f"MEMORY.md already corrected it: bullet {b.id} (line {b.start + 1}) was updated "
                         f"{upd.date().isoformat()}, was: {was}")
@@ -494,8 +497,10 @@ class _Selector:
             return None
         update = self._correction_target(members)
         if update is not None:
-            bullet, corr = update
-            return Target("update", members, bullet.event.category or "", merits or [f"{corr.id}: a correction"],
+            bullet, corr, kind = update
+            if kind == "reconfirm":
+                merits = merits + [f"the bullet was already updated on {bullet.event.updated.date().isoformat()}"]  # type: ignore[union-attr]
+            return Target(kind, members, bullet.event.category or "", merits or [f"{corr.id}: a correction"],
                           bullet, corr)
         if bullet_ids:
             rep = self.sig(latest)
@@ -505,7 +510,7 @@ class _Selector:
             return Target("reconfirm", members, bullet.event.category or "", why, bullet)
         return Target("add", members, self.section_for(members), merits, None, latest)
 
-    def _correction_target(self, members: list[Event]) -> tuple[Bullet, Event] | None:
+    def _correction_target(self, members: list[Event]) -> tuple[Bullet, Event, str] | None:
         for m in reversed(members):
             node = self.tl.supersedes.get(m.id)
             while node is not None:
@@ -519,12 +524,12 @@ class _Selector:
                     return self._maybe_done(found, m)
         return None
 
-    def _maybe_done(self, bullet: Bullet, corr: Event) -> tuple[Bullet, Event] | None:
+    def _maybe_done(self, bullet: Bullet, corr: Event) -> tuple[Bullet, Event, str]:
         """A bullet already updated on or after the correction's day says it: reconfirm instead."""
         upd = bullet.event.updated
         if upd is not None and corr.timestamp is not None and upd.date() >= corr.timestamp.date():
-            return None
-        return bullet, corr
+            return bullet, corr, "reconfirm"
+        return bullet, corr, "update"
 
     def _bullet_for(self, eid: str) -> Bullet | None:
         ev = self.tl.by_id.get(eid)

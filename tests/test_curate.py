@@ -398,3 +398,23 @@ def test_with_a_bad_answer_changes_nothing(week, runner, monkeypatch, mode, mess
 def test_with_a_missing_command(week, runner):
     result = curate(runner, "--with", "no-such-curator-cmd --flag", "--dry-run", "--at", AT)
     assert result.exit_code == 1 and "command not found: no-such-curator-cmd" in result.output
+
+
+# ----------------------------------------------------------------- the seed's own vault
+
+
+def test_the_seed_vault_knows_what_was_corrected_by_hand(sample_vault, runner):
+    items = json.loads(curate(runner, "--explain", "--json", "--at", AT).output)
+    why = {d["id"]: d["reason"] for d in items}
+    assert why["2026-02-14T15:00"].startswith("MEMORY.md already corrected it")
+    assert why["2026-02-14T14:30"] == "superseded by 2026-02-21T16:00"
+    vault = Vault.open(sample_vault)
+    # The person already wrote the light-mode update; the correction only adds its source.
+    log_entry(vault, "User prefers light mode, not dark mode", type="correction",
+              at=datetime(2026, 2, 21, 16, 5, tzinfo=vault.config.tz), supersedes="2026-02-14T15:00")
+    curate(runner, "--yes", "--at", AT)
+    text = (sample_vault / "MEMORY.md").read_text()
+    assert ("- Prefers light mode (updated 2026-02-21, was: dark mode) (source: [[2026-02-21#16:05 - Correction]]) "
+            "^mv-") in text
+    assert "dark mode in every tool" not in text
+    assert text.startswith("# Long-Term Memory\n\n## User Preferences\n")
