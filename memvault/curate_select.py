@@ -433,33 +433,25 @@ class _Selector:
         for key, sig in nodes.items():
             for tok in sig.tokens:
                 postings[tok].append(key)
-        for eid in new:
-            mine = nodes[f"e:{eid}"]
-            seen: set[str] = set()
-            for tok in mine.tokens:
-                plist = postings[tok]
-                if len(plist) > CANDIDATE_DF_CAP:
-                    continue
-                for other in plist:
-                    if other in seen or other == f"e:{eid}":
-                        continue
-                    seen.add(other)
-                    if similarity(mine, nodes[other]) >= self.s.similarity:
-                        union(f"e:{eid}", other)
+        explicit: set[str] = set()
         for eid, ev in pool.items():
             for ref in self.reconfirmed_targets(ev):
-                if ref in pool:
-                    union(f"e:{eid}", f"e:{ref}")
-                elif ref in self.bullets:
-                    union(f"e:{eid}", f"b:{ref}")
-                elif ref in self.curated_by:
-                    union(f"e:{eid}", f"b:{self.curated_by[ref]}")
+                other = f"e:{ref}" if ref in pool else f"b:{ref}" if ref in self.bullets else (
+                    f"b:{self.curated_by[ref]}" if ref in self.curated_by else None)
+                if other is not None:
+                    union(f"e:{eid}", other)
+                    explicit.add(eid)
+        for eid in new:
+            if eid in explicit:
+                continue  # its author said what it confirms
+            best = self._best_match(f"e:{eid}", nodes, postings)
+            if best is not None:
+                union(f"e:{eid}", best)
         comps: dict[str, tuple[list[Event], set[str]]] = {}
-        for key in list(parent) + [f"e:{i}" for i in pool]:
-            root = find(key)
-            members, bullets = comps.setdefault(root, ([], set()))
+        for key in dict.fromkeys(list(parent) + [f"e:{i}" for i in pool]):
+            members, bullets = comps.setdefault(find(key), ([], set()))
             kind, _, ident = key.partition(":")
-            if kind == "e" and pool[ident] not in members:
+            if kind == "e":
                 members.append(pool[ident])
             elif kind == "b":
                 bullets.add(ident)
@@ -470,6 +462,32 @@ class _Selector:
                 out.append((members, bullets))
         out.sort(key=lambda g: (g[0][-1].timestamp, g[0][-1].file, g[0][-1].line))
         return out
+
+    def _best_match(self, key: str, nodes: dict[str, Sig], postings: dict[str, list[str]]) -> str | None:
+        """The one node an entry says the same as: a bullet first, then a cited entry, then any.
+
+        Joining only the best match, not every match, keeps a chain of loosely similar entries
+        from merging different facts into one bullet.
+        """
+        mine = nodes[key]
+        best: dict[str, tuple[float, str]] = {}
+        seen: set[str] = {key}
+        for tok in mine.tokens:
+            plist = postings[tok]
+            if len(plist) > CANDIDATE_DF_CAP:
+                continue
+            for other in plist:
+                if other in seen:
+                    continue
+                seen.add(other)
+                score = similarity(mine, nodes[other])
+                kind = other[0]
+                if score >= self.s.similarity and (kind not in best or score > best[kind][0]):
+                    best[kind] = (score, other)
+        for kind in ("b", "c", "e"):
+            if kind in best:
+                return best[kind][1]
+        return None
 
     def reconfirmed_targets(self, ev: Event) -> list[str]:
         if not ev.reconfirms:
@@ -560,17 +578,28 @@ class _Selector:
         into.reasons.extend(other.reasons)
 
     def section_for(self, members: list[Event]) -> str:
-        rep = members[-1]
+        """By tags, then words, then type; a correction also by what it corrects (same topic)."""
+        rep = members[0]  # the first mention, whose words the bullet takes
         rules = self.s.sections
-        tags = list(dict.fromkeys([*rep.tags, *(t for m in members for t in m.tags)]))
-        for tag in tags:
+        about = [rep, *members[1:], *self._corrected(members)]
+        for tag in dict.fromkeys(t for m in about for t in m.tags):
             if f"#{tag}" in rules:
                 return rules[f"#{tag}"]
-        words = [w.lower() for w in WORD_RE.findall(f"{rep.title} {rep.content}")]
-        for key, name in rules.items():
-            if key.startswith("~") and any(w.startswith(key[1:].lower()) for w in words):
-                return name
+        for ev in (rep, *about[len(members):]):
+            words = [w.lower() for w in WORD_RE.findall(f"{ev.title} {ev.content}")]
+            for key, name in rules.items():
+                if key.startswith("~") and any(w.startswith(key[1:].lower()) for w in words):
+                    return name
         return rules.get(rep.type, self.s.default_section)
+
+    def _corrected(self, members: list[Event]) -> list[Event]:
+        out = []
+        for m in members:
+            node = self.tl.supersedes.get(m.id)
+            while node is not None and node in self.tl.by_id:
+                out.append(self.tl.by_id[node])
+                node = self.tl.supersedes.get(node)
+        return out
 
 
 def select(tl: Timeline, doc: MemoryDoc, settings: Settings, *, at: datetime, since: datetime | None,

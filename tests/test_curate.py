@@ -418,3 +418,17 @@ def test_the_seed_vault_knows_what_was_corrected_by_hand(sample_vault, runner):
             "^mv-") in text
     assert "dark mode in every tool" not in text
     assert text.startswith("# Long-Term Memory\n\n## User Preferences\n")
+
+
+def test_repeats_of_a_bullet_reconfirm_it_instead_of_adding(vault_dir, runner):
+    (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n')
+    (vault_dir / "MEMORY.md").write_text("# M\n\n## Notes\n- The staging server is slow in the mornings\n")
+    (vault_dir / "memory").mkdir()
+    for day in ("2026-02-20", "2026-02-21"):
+        (vault_dir / "memory" / f"{day}.md").write_text(
+            f"# {day}\n\n## 09:00 - Observation\nStaging server slow again this morning, in the mornings it crawls\n")
+    data = json.loads(curate(runner, "--json", "--at", AT).output)
+    assert [(p["kind"], p["entries"]) for p in data["proposals"]] == [
+        ("reconfirm", ["2026-02-20T09:00", "2026-02-21T09:00"])]
+    assert data["proposals"][0]["lines"][0].startswith(
+        "- The staging server is slow in the mornings (updated 2026-02-21) (source: [[2026-02-20#09:00 - Observation]], ")

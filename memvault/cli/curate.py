@@ -41,6 +41,10 @@ def curate(ctx, dry_run, yes, interactive, explain, with_cmd, at, since, everyth
         raise InputError(f"{' and '.join(exclusive)} cannot be used together")
     if since and everything:
         raise InputError("--since and --all cannot be used together")
+    reviewing = not (dry_run or yes or as_json or explain is not None)
+    if reviewing and not interactive and not sys.stdin.isatty():
+        raise InputError("curate reviews proposals on a terminal; use --dry-run to see them, --yes to apply "
+                         "them all, --json for programs, or --interactive to answer from stdin")
     vault = open_vault(ctx)
     # "as of 2026-02-22" is the end of that day, like every other "as of" in memvault.
     plan = plan_curation(vault, at=parse_when(vault, at, day_end=True), since=parse_when(vault, since),
@@ -64,9 +68,6 @@ def curate(ctx, dry_run, yes, interactive, explain, with_cmd, at, since, everyth
         result = apply(vault, plan)
         emit(_result_dict(plan, result), as_json, _result_text)
         return
-    if not interactive and not sys.stdin.isatty():
-        raise InputError("curate reviews proposals on a terminal; use --dry-run to see them, --yes to apply "
-                         "them all, --json for programs, or --interactive to answer from stdin")
     _review(vault, plan)
 
 
