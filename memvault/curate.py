@@ -121,9 +121,6 @@ class Plan:
     archives: list[Proposal] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
-    def by_key(self) -> dict[str, Proposal]:
-        return {p.key: p for p in self.proposals + self.archives}
-
 
 def digest(raw: bytes | None) -> str | None:
     return hashlib.sha256(raw).hexdigest() if raw is not None else None
@@ -160,11 +157,11 @@ def plan_curation(
         stale=stale_bullets(tl, doc, settings, at, recalls, sel.curated_by),
     )
     plan.archives = archives_for(plan)
-    _check_fence(plan)
+    check_fence(plan)
     return plan
 
 
-def _check_fence(plan: Plan) -> None:
+def check_fence(plan: Plan) -> None:
     """New bullets after a code block that never closes would become code: say so instead."""
     fence = plan.doc.open_fence
     if fence is None:

@@ -19,7 +19,7 @@ import subprocess
 from dataclasses import replace
 from typing import Any
 
-from .curate import Plan, Proposal, archives_for, budget, build_lines
+from .curate import Plan, Proposal, archives_for, budget, build_lines, check_fence
 from .errors import MemvaultError
 from .memdoc import BLOCK_ID_RE, section_insert
 from .parse import ANNOTATION_RE, SOURCE_ANN_RE
@@ -169,6 +169,7 @@ def rewrite_with(plan: Plan, vault: Vault, command: str) -> Plan:
         replaced[first.key] = replace(p, lines=build_lines(p, plan.settings.max_sources))
     new = replace(plan, proposals=[replaced.get(p.key, p) for p in plan.proposals if p.key not in dropped])
     new.archives = archives_for(new)
+    check_fence(new)  # a new section named by the command lands at the end of the file
     for dec in new.decisions.values():
         if dec.facts.get("proposal") in dropped:
             dec.facts["proposal"] = next(k for k, *_ in items if dec.facts["proposal"] in k)[0]
