@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from . import access
-from .curate_select import Decision, Selection, Settings, Target, select
+from .curate_select import Decision, Selection, Target, select
+from .curate_settings import Settings
 from .errors import InputError, MemvaultError
 from .events import Timeline
 from .fsio import atomic_write, decode_text, locked

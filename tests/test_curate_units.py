@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from memvault.cli import cli
 from memvault.config import Config
 from memvault.curate import bullet_text, link_for
-from memvault.curate_select import Settings, resolve_source, signature, similarity
+from memvault.curate_select import resolve_source, signature, similarity
+from memvault.curate_settings import Settings
 from memvault.errors import ConfigError, InputError, MemvaultError
 from memvault.events import Timeline
 from memvault.memdoc import (
