@@ -252,11 +252,22 @@ class Timeline:
                 return
             node = self.supersedes.get(node)
         old = self.by_id[target]
+        if old.kind == "curated" and ev.id in self._cited_by(old):
+            return  # curate already rewrote the bullet with this correction: it is not stale
         if old.timestamp and ev.timestamp and old.timestamp > ev.timestamp:
             self.problems.append(Problem(
                 ev.file, ev.line, f"'{ev.id}' supersedes '{target}', which is later", "warning", "MV014"))
         self.supersedes[ev.id] = target
         self.superseded_by[target].append(ev.id)
+
+    def _cited_by(self, curated: Event) -> set[str]:
+        """Ids of the log entries a curated bullet names as its sources."""
+        cited = set()
+        for src in curated.sources:
+            res = self.index.resolve(src if src.startswith("[[") else f"[[{src}]]")
+            if res.ok:
+                cited.add(res.target)
+        return cited
 
     # -- the rule ---------------------------------------------------------------------
 

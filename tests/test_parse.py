@@ -165,3 +165,12 @@ def test_memory_ids_survive_reordering():
     ids_a = {e.content: e.id for e in parse_memory(a, "MEMORY.md", UTC_CFG).events}
     ids_b = {e.content: e.id for e in parse_memory(b, "MEMORY.md", UTC_CFG).events}
     assert ids_a == ids_b
+
+
+def test_fifty_megabyte_log_parses_with_a_warning(vault_dir):
+    (vault_dir / "memory").mkdir()
+    big = "# 2026-01-01\n\n## 09:00 - Observation\n" + ("word " * 20 + "\n") * 500_000 + "\n## 10:00 - Belief\nafter\n"
+    (vault_dir / "memory" / "2026-01-01.md").write_text(big)
+    vault = Vault.open(vault_dir)
+    assert [e.id for e in vault.events] == ["2026-01-01T09:00", "2026-01-01T10:00"]
+    assert [p.code for p in vault.problems] == ["MV103"]
