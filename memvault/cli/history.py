@@ -43,8 +43,8 @@ def _asof_text(items: list[dict]) -> str:
 
 
 @cli.command()
-@click.option("--since", "since", required=True, metavar="T", help="Changes after this time. " + T_HELP)
-@click.option("--until", "until", metavar="T2", help="Up to this time (default: now and the working tree).")
+@click.option("--since", "since", required=True, metavar="T", help="Changes after this time (a plain date: its start). " + T_HELP)
+@click.option("--until", "until", metavar="T2", help="Up to this time (a plain date: its end; default: now and the working tree).")
 @json_option
 @click.pass_context
 def changes(ctx, since: str, until: str | None, as_json: bool) -> None:
