@@ -104,9 +104,15 @@ class VersionInfo:
     position: dict[str, int]  # id -> index of its first event here
 
     @classmethod
-    def of(cls, path: str, events: list[Event], solo: Timeline) -> VersionInfo:
-        ordered = sorted(events, key=sort_key)
-        rows: list[Row] = [(ev, *(live_interval(solo, ev) or NEVER_LIVE)) for ev in ordered]
+    def of(cls, path: str, events: list[Event], solo: Timeline, spans: list[tuple[float, float]] | None = None) -> VersionInfo:
+        """`spans`, when given, are the events' solo intervals in `events` order (cached)."""
+        if spans is not None and len(spans) == len(events):
+            pairs = sorted(zip(events, spans, strict=True), key=lambda p: sort_key(p[0]))
+            ordered = [p[0] for p in pairs]
+            rows: list[Row] = [(ev, s, e) for ev, (s, e) in pairs]
+        else:
+            ordered = sorted(events, key=sort_key)
+            rows = [(ev, *(live_interval(solo, ev) or NEVER_LIVE)) for ev in ordered]
         return cls(
             path=path,
             events=ordered,
@@ -274,10 +280,9 @@ class VersionInfos:
         self.solo = Timeline([], config)  # no superseders: status depends on the entry alone
         self.infos: dict[tuple[str, str], VersionInfo] = {}
 
-    def get(self, key: tuple[str, str], events: list[Event]) -> VersionInfo:
+    def get(self, key: tuple[str, str], events: list[Event], spans: list[tuple[float, float]] | None = None) -> VersionInfo:
         info = self.infos.get(key)
         if info is None:
-            with no_gc():
-                info = VersionInfo.of(key[0], events, self.solo)
+            info = VersionInfo.of(key[0], events, self.solo, spans)
             self.infos[key] = info
         return info

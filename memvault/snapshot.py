@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -24,10 +25,11 @@ from .events import Timeline
 from .fsio import DERIVED_DIR, decode_text
 from .gitrepo import Commit, GitRepo
 from .model import Event
-from .recorded import StateTimeline, VersionInfos, VersionTable
+from .recorded import NEVER_LIVE, StateTimeline, VersionInfos, VersionTable
+from .spans import live_interval
 
 CACHE_FILE = "history.sqlite"
-SCHEMA = 1
+SCHEMA = 2  # 2: live intervals stored beside the events
 # Event fields stored per cached event, in this order.
 FIELDS = (
     "id", "type", "timestamp", "content", "file", "line", "end_line", "kind", "title", "heading",
@@ -112,6 +114,27 @@ def load_events(data: str, tz: tzinfo) -> list[Event]:
     return out
 
 
+def dump_spans(spans: list[tuple[float, float]]) -> str:
+    """JSON has no infinity: None stands for it (and [] for never live)."""
+    out: list[Any] = []
+    for start, end in spans:
+        if start > end:
+            out.append([])
+        else:
+            out.append([None if start == -math.inf else start, None if end == math.inf else end])
+    return json.dumps(out, separators=(",", ":"))
+
+
+def load_spans(data: str) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for item in json.loads(data):
+        if not item:
+            out.append(NEVER_LIVE)
+        else:
+            out.append((-math.inf if item[0] is None else item[0], math.inf if item[1] is None else item[1]))
+    return out
+
+
 class ParseCache:
     """Parsed files by (path, blob id): a dict for this process over SQLite on disk."""
 
@@ -119,6 +142,9 @@ class ParseCache:
         self.config = config
         self.path = root / DERIVED_DIR / CACHE_FILE
         self.memory: dict[tuple[str, str], list[Event]] = {}
+        # each event's live interval when nothing supersedes it (recorded.VersionInfo)
+        self.spans: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        self._solo = Timeline([], config)
         self._db: sqlite3.Connection | None = None
         self._fingerprint: str | None = None
         self.disk_ok = True
@@ -131,13 +157,14 @@ class ParseCache:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
                 db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-                db.execute("CREATE TABLE IF NOT EXISTS parsed (path TEXT, blob TEXT, events TEXT, PRIMARY KEY (path, blob))")
                 mark = fingerprint(self.config)
                 row = db.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
                 if row is None or row[0] != mark:
-                    # parser or settings changed: every cached parse is stale
-                    db.execute("DELETE FROM parsed")
+                    # parser, settings or this layout changed: every cached parse is stale
+                    db.execute("DROP TABLE IF EXISTS parsed")
                     db.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?)", (mark,))
+                db.execute("CREATE TABLE IF NOT EXISTS parsed "
+                           "(path TEXT, blob TEXT, events TEXT, spans TEXT, PRIMARY KEY (path, blob))")
                 self._db = db
             except (sqlite3.Error, OSError):
                 self.disk_ok = False  # a read-only or broken cache only costs speed
@@ -165,10 +192,12 @@ class ParseCache:
             for start in range(0, len(blobs), 500):
                 chunk = blobs[start : start + 500]
                 marks = ",".join("?" * len(chunk))
-                for path, blob, data in db.execute(f"SELECT path, blob, events FROM parsed WHERE blob IN ({marks})", chunk):
+                query = f"SELECT path, blob, events, spans FROM parsed WHERE blob IN ({marks})"
+                for path, blob, data, spans in db.execute(query, chunk):
                     if path in by_blob.get(blob, ()):
                         events = load_events(data, tz)
                         self.memory[(path, blob)] = events
+                        self.spans[(path, blob)] = load_spans(spans)
                         found[(path, blob)] = events
         except sqlite3.Error:
             self.disk_ok = False
@@ -183,12 +212,16 @@ class ParseCache:
         try:
             db.execute("BEGIN")
             db.executemany(
-                "INSERT OR REPLACE INTO parsed VALUES (?, ?, ?)",
-                [(path, blob, dump_events(evs, tz)) for (path, blob), evs in items.items()],
+                "INSERT OR REPLACE INTO parsed VALUES (?, ?, ?, ?)",
+                [(path, blob, dump_events(evs, tz), dump_spans([self.span(e) for e in evs]))
+                 for (path, blob), evs in items.items()],
             )
             db.execute("COMMIT")
         except sqlite3.Error:
             self.disk_ok = False
+
+    def span(self, ev: Event) -> tuple[float, float]:
+        return live_interval(self._solo, ev) or NEVER_LIVE
 
     def close(self) -> None:
         if self._db is not None:
@@ -252,7 +285,8 @@ class SnapshotLoader:
         return Snapshot(commit, self.versions(tree), self.config, self)
 
     def timeline(self, snap: Snapshot) -> Timeline:
-        infos = (self.infos.get((v.path, v.blob), v.events) for v in snap.files.values())
+        spans = self.cache.spans
+        infos = (self.infos.get((v.path, v.blob), v.events, spans.get((v.path, v.blob))) for v in snap.files.values())
         return StateTimeline(infos, self.config)
 
     def versions(self, tree: dict[str, str]) -> dict[str, FileVersion]:

@@ -127,6 +127,20 @@ def test_cached_events_round_trip_exactly():
     from memvault.model import Event
     from memvault.snapshot import FIELDS, dump_events, load_events
 
-    assert FIELDS == tuple(f.name for f in fields(Event))
+    assert tuple(f.name for f in fields(Event)) == FIELDS
     events = [e for versions in corpus().values() for evs in versions for e in evs]
     assert load_events(dump_events(events, CFG.tz), CFG.tz) == events
+
+
+def test_cached_live_intervals_round_trip_and_match_probing():
+    from memvault.recorded import VersionInfo
+    from memvault.snapshot import dump_spans, load_spans
+
+    infos = VersionInfos(CFG)
+    for versions in corpus().values():
+        for events in versions:
+            probed = VersionInfo.of("x", events, infos.solo)
+            spans = [(s, e) for _, s, e in sorted(probed.rows, key=lambda r: events.index(r[0]))]
+            assert load_spans(dump_spans(spans)) == spans
+            cached = VersionInfo.of("x", events, infos.solo, load_spans(dump_spans(spans)))
+            assert cached.rows == probed.rows
