@@ -91,11 +91,12 @@ def recorded_warm(vault: Path, n: int) -> None:
     times = random_times(vault, n, 1)
     sel, dicts_n = [], []
     for when in times:
-        p = past.point(when)
-        dt, live = timed(lambda p=p: past.snapshot_at(p).timeline.live(p.at))  # type: ignore[union-attr]
+        # the whole live set is selected; --limit 1 keeps JSON building out of the figure
+        dt, _ = timed(lambda w=when: v.as_of(w, recorded=True, limit=1))
         sel.append(dt)
-        dicts_n.append(len(live))
-    print(f"recorded asof, live set (no QUERY), warm    {fmt(sel)}   entries/answer median {statistics.median(dicts_n):.0f}")
+        p = past.point(when)
+        dicts_n.append(len(past.snapshot_at(p).timeline.live(p.at)))  # type: ignore[union-attr]
+    print(f"recorded asof --limit 1 (live set), warm    {fmt(sel)}   live entries at T: median {statistics.median(dicts_n):.0f}")
     t, _ = timed(lambda: v.as_of(times[0], QUERIES[0], recorded=True, limit=10))
     print(f"warm-up (first recorded QUERY: postings)      {t * 1000:8.1f} ms")
     qs = [timed(lambda w=when, i=i: v.as_of(w, QUERIES[i % len(QUERIES)], recorded=True, limit=10))[0]
@@ -112,7 +113,7 @@ t0 = time.perf_counter()
 from memvault.vault import Vault
 v = Vault.open(sys.argv[1])
 t1 = time.perf_counter()
-out = v.as_of(sys.argv[2], sys.argv[3] or None, recorded=True, limit=10)
+out = v.as_of(sys.argv[2], sys.argv[3] or None, recorded=True, limit=10 if sys.argv[3] else 1)
 t2 = time.perf_counter()
 print(t2 - t1, t2 - t0)
 """
@@ -129,7 +130,7 @@ def recorded_cold(vault: Path, n: int, *, drop_cache: bool, query: str = "") -> 
         inner.append(float(out[0]))
         whole.append(float(out[1]))
     what = "no .memvault cache" if drop_cache else "disk cache present"
-    label = f"QUERY {query!r}" if query else "live set"
+    label = f"QUERY {query!r} --limit 10" if query else "--limit 1"
     print(f"recorded asof cold ({what}, {label}), new process")
     print(f"    query only                              {fmt(inner)}")
     print(f"    imports + open + query                  {fmt(whole)}")
@@ -144,8 +145,8 @@ def event_time(vault: Path, n: int) -> None:
     t, _ = timed(lambda: v.past.spans)
     print(f"event time: span index build                  {t * 1000:8.1f} ms (once per process)")
     times = random_times(vault, n, 3)
-    sel = [timed(lambda w=when: v.past.spans.live(w))[0] for when in times]
-    print(f"event-time asof, live set (no QUERY), warm  {fmt(sel)}")
+    sel = [timed(lambda w=when: v.as_of(w, limit=1))[0] for when in times]
+    print(f"event-time asof --limit 1 (live set), warm  {fmt(sel)}")
     t, _ = timed(lambda: v.as_of(times[0], QUERIES[0], limit=10))
     print(f"event time: first QUERY (index refresh/build) {t * 1000:8.1f} ms")
     qs = [timed(lambda w=when, i=i: v.as_of(w, QUERIES[i % len(QUERIES)], limit=10))[0] for i, when in enumerate(times)]
@@ -186,16 +187,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=40)
     ap.add_argument("--cold", type=int, default=5, help="new processes per cold figure")
     ap.add_argument("--skip-loose", action="store_true")
+    ap.add_argument("--only", choices=["warm", "cold", "event", "loose"], help="run one part")
     args = ap.parse_args(argv)
     vault = ensure_vault(args)
     print(f"vault {vault}; machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
     floors(vault)
-    recorded_warm(vault, args.queries)
-    recorded_cold(vault, args.cold, drop_cache=False)
-    recorded_cold(vault, args.cold, drop_cache=False, query=QUERIES[1])
-    recorded_cold(vault, 2, drop_cache=True)
-    event_time(vault, args.queries)
-    if not args.skip_loose:
+    if args.only in (None, "warm"):
+        recorded_warm(vault, args.queries)
+    if args.only in (None, "cold"):
+        recorded_cold(vault, args.cold, drop_cache=False)
+        recorded_cold(vault, args.cold, drop_cache=False, query=QUERIES[1])
+        recorded_cold(vault, 2, drop_cache=True)
+    if args.only in (None, "event"):
+        event_time(vault, args.queries)
+    if args.only in (None, "loose") and not args.skip_loose:
         loose_vs_packed(vault, args.cold)
     return 0
 
