@@ -380,12 +380,22 @@ def compare(old: Snapshot | None, new: Snapshot | None) -> tuple[list[tuple[Even
     edited = []
     for eid, ev in a.items():
         other = b.get(eid)
-        if other is not None and old.entry_text(ev) != new.entry_text(other):  # type: ignore[union-attr]
+        if other is None or _same_bytes(old, new, ev, other):
+            continue
+        if old.entry_text(ev) != new.entry_text(other):  # type: ignore[union-attr]
             edited.append((ev, other))
     deleted = [ev for eid, ev in a.items() if eid not in b]
     added = [ev for eid, ev in b.items() if eid not in a]
     key = _order
     return sorted(edited, key=lambda p: key(p[1])), sorted(deleted, key=key), sorted(added, key=key)
+
+
+def _same_bytes(old: Snapshot | None, new: Snapshot | None, a: Event, b: Event) -> bool:
+    """Both in one file whose bytes did not change: the entry's text cannot have changed."""
+    if old is None or new is None or a.file != b.file or a.line != b.line:
+        return False
+    va, vb = old.files.get(a.file), new.files.get(b.file)
+    return va is not None and vb is not None and va.blob == vb.blob
 
 
 def _order(ev: Event) -> tuple[str, str, int]:

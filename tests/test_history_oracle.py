@@ -145,3 +145,24 @@ def test_a_commit_exactly_at_t_counts_and_one_microsecond_earlier_does_not(hist)
             assert {d["id"] for d in vault.as_of(earlier, recorded=True)} == truth_live(before.records, earlier)
             return
     pytest.skip("no commit in this history changes the answer")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(100, 110))
+def test_many_longer_histories(seed, tmp_path):
+    """The same questions on ten longer histories (run with -m slow)."""
+    hist = build_history(tmp_path / "h", seed, steps=70)
+    vault = Vault.open(hist.root)
+    rng = random.Random(seed)
+    times = question_times(hist, rng, 120)
+    for at in times:
+        assert {d["id"] for d in vault.as_of(at)} == truth_live(hist.final, at)
+        assert {d["id"] for d in vault.as_of(at, recorded=True)} == truth_recorded(hist, at)
+    for _ in range(15):
+        t1, t2 = sorted(rng.sample(times, 2))
+        got, want = vault.changes(t1, t2), truth_changes(hist, t1, t2)
+        for key in want:
+            assert {d["id"] for d in got[key]} == want[key], key
+        diff, want_diff = vault.diff(t1, t2), truth_diff(hist, t1, t2)
+        for key in want_diff:
+            assert {d["id"] for g in diff["groups"] for d in g[key]} == want_diff[key], key

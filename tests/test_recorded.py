@@ -93,14 +93,8 @@ def test_state_timeline_equals_timeline_on_random_states():
 
 
 def test_snapshots_use_the_fast_timeline_and_agree_with_a_fresh_parse(tmp_path: Path):
-    import os
-
     from .helpers_history import build_history
 
-    os.environ.setdefault("GIT_AUTHOR_NAME", "T")
-    os.environ.setdefault("GIT_AUTHOR_EMAIL", "t@example.com")
-    os.environ.setdefault("GIT_COMMITTER_NAME", "T")
-    os.environ.setdefault("GIT_COMMITTER_EMAIL", "t@example.com")
     hist = build_history(tmp_path / "h", 21, steps=25)
     vault = Vault.open(hist.root)
     past = vault.past
