@@ -155,7 +155,7 @@ class Index:
 
     def _update_locked(self, wanted: list[str] | None, progress: Progress | None) -> UpdateReport:
         conn, engine = self._open()
-        indexed = store.file_states(conn)
+        indexed = store.file_states(conn, wanted)
         report = UpdateReport()
         if wanted is None:
             disk = _scan(self.vault.root)
@@ -216,7 +216,7 @@ class Index:
                 conn.execute("UPDATE files SET size=?, mtime_ns=?, sha256=? WHERE path=?", (*_stored_stat(state), rel))
             store.insert_events(conn, rows)
             engine.add(docs)
-            links.update(conn, [e for _, e in old] + new_events, added_rowids, self.vault.config)
+            links.update(conn, old, new_events, added_rowids, self.vault.config)
             report.events_indexed = len(rows)
             engine.commit()
             meta: dict[str, Any] = {"last_update": time.time(), "state": "clean", "next_rowid": rowid}

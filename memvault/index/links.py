@@ -104,13 +104,12 @@ def _full_target(tl: Timeline, ev: Event, kind: str, ref: str) -> tuple[str | No
 # ------------------------------------------------------------------------------ incremental
 
 
-def update(conn: sqlite3.Connection, changed: Iterable[Event], added_rowids: Iterable[int],
-           config=None) -> None:
-    """Re-resolve what `changed` (removed and added events) can affect; rows of removed
-    events must already be gone from `events`, those of added ones present."""
-    scopes = set().union(*(event_scopes(e) for e in changed)) if changed else set()
-    conn.execute("DELETE FROM refs WHERE src_rowid NOT IN (SELECT rowid FROM events)")
-    conn.execute("DELETE FROM ref_scopes WHERE src_rowid NOT IN (SELECT rowid FROM events)")
+def update(conn: sqlite3.Connection, removed: list[tuple[int, Event]], added: list[Event],
+           added_rowids: Iterable[int], config=None) -> None:
+    """Re-resolve what the removed and added events can affect; rows of removed events
+    must already be gone from `events`, those of added ones present."""
+    scopes = set().union(set(), *(event_scopes(e) for e in [e for _, e in removed] + added))
+    _delete_refs(conn, [r for r, _ in removed])
     if conn.execute(f"SELECT 1 FROM refs WHERE problem = '{CYCLE}' LIMIT 1").fetchone():
         recompute_all(conn, config=config)
         return
