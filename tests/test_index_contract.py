@@ -109,7 +109,7 @@ def test_update_exact_paths(vault, backend):
         assert ids(search(index, "apricots")) == ["2026-02-14T10:00"]
         assert ids(search(index, "bananas")) == ["2026-02-15T10:00"]  # not asked for: untouched
         os.unlink(root / b)
-        report = index.update([b, "notes/elsewhere.md"])
+        report = index.update([str(root / b), "notes/elsewhere.md"])  # absolute paths work too
         assert report.removed == [b]
         assert search(index, "bananas blueberries") == []
 
@@ -315,3 +315,14 @@ def test_supersession_follows_edits_in_other_files(vault, backend):
         index.update()
         assert index.edges()[0] == {}
         assert_matches_files(index, root)
+
+
+def test_a_long_lived_reader_sees_a_rebuild_by_another_process(vault, backend):
+    write_log(vault.root, "2026-02-14", entry("10:00", "Observation", "first words"))
+    with open_index(vault, backend) as reader, open_index(vault, backend) as writer:
+        reader.update()
+        assert ids(search(reader, "first")) == ["2026-02-14T10:00"]
+        write_log(vault.root, "2026-02-14", entry("10:00", "Observation", "second words"))
+        writer.rebuild()  # a new database file renamed over the old one
+        assert ids(search(reader, "second")) == ["2026-02-14T10:00"]
+        assert search(reader, "first") == []
