@@ -326,3 +326,15 @@ def test_a_long_lived_reader_sees_a_rebuild_by_another_process(vault, backend):
         writer.rebuild()  # a new database file renamed over the old one
         assert ids(search(reader, "second")) == ["2026-02-14T10:00"]
         assert search(reader, "first") == []
+
+
+def test_expired_entries_are_hidden_unless_all(vault, backend):
+    write_log(vault.root, "2026-02-14", entry("10:00", "Observation", "Parking permit valid", expires="2026-02-20"),
+              entry("11:00", "Observation", "Parking garage closes at ten"))
+    with open_index(vault, backend) as index:
+        index.update()
+        assert [h.id for h in search(index, "parking") if "Parking" in h.content] == ["2026-02-14T11:00"]
+        every = {h.id: h.status for h in search(index, "parking", include_all=True)}
+        assert every["2026-02-14T10:00"] == "expired"
+        before = search(index, "parking permit", at=at("2026-02-15T00:00"))
+        assert before[0].id == "2026-02-14T10:00" and before[0].status == "live"
