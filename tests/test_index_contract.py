@@ -338,3 +338,21 @@ def test_expired_entries_are_hidden_unless_all(vault, backend):
         assert every["2026-02-14T10:00"] == "expired"
         before = search(index, "parking permit", at=at("2026-02-15T00:00"))
         assert before[0].id == "2026-02-14T10:00" and before[0].status == "live"
+
+
+def test_curated_bullet_citing_its_correction_is_not_superseded(vault, backend):
+    """curate's rule: a bullet rewritten from a correction names it as its source and stays live."""
+    root = vault.root
+    write_log(root, "2026-01-01", entry("09:00", "Correction", "coffee, not tea", supersedes="^blk"))
+    with open_index(vault, backend) as index:
+        index.update()
+        (root / "MEMORY.md").write_text("# M\n\n## Preferences\n- likes coffee (source: [[2026-01-01#09:00]]) ^blk\n")
+        index.update()
+        assert index.edges()[0] == {} == fresh(root)[1]
+        (root / "MEMORY.md").write_text("# M\n\n## Preferences\n- likes tea ^blk\n")
+        index.update()
+        assert index.edges()[0] == {"2026-01-01T09:00": "blk"} == fresh(root)[1]
+        write_log(root, "2026-01-01", entry("09:00", "Correction", "coffee, not tea", supersedes="^blk"),
+                  entry("10:00", "Observation", "unrelated"))
+        index.update()
+        assert_matches_files(index, root)
