@@ -26,7 +26,8 @@ LINK_RE = re.compile(r"^!?\[\[([^\]|]+?)(?:\|[^\]]*)?\]\]$")
 DATE_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 WORD_RE = re.compile(r"[^\W_]+")
 STOPWORDS = frozenset(
-    ["a", "an", "the", "about", "from", "of", "on", "in", "at", "to", "for", "by", "with", "and", "or", "is", "was", "were", "be", "that", "this", "it", "its", "entry", "entries", "earlier", "previous", "prior", "old", "one", "which", "what", "when"]
+    "a an the about from of on in at to for by with and or is was were be that this it its "
+    "entry entries earlier previous prior old one which what when".split()
 )
 
 

@@ -7,6 +7,7 @@ file that the next rebuild removes.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import shutil
 import time
@@ -24,6 +25,18 @@ BATCH = 5000
 
 
 def build(index: Index, progress: Progress | None) -> UpdateReport:
+    # 100k events are 100k long-lived objects: the cyclic GC would rescan them over and
+    # over while they accumulate (about a tenth of the build's CPU); none of them form cycles.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _build(index, progress)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _build(index: Index, progress: Progress | None) -> UpdateReport:
     from .core import _read, _stored_stat, file_docs
 
     vault = index.vault
