@@ -145,6 +145,8 @@ def demo(directory: str) -> None:
         click.echo("$ memvault " + " ".join(f"'{a}'" if " " in a else a for a in args))
         try:
             cli.main(["--vault", str(root), *args], prog_name="memvault", standalone_mode=False)
+        except click.ClickException as exc:  # one failing step should not end the tour
+            exc.show()
         except SystemExit:
             pass
         click.echo("")
