@@ -112,10 +112,11 @@ def bench_rebuild(vault: Path, backend: str, work: Path) -> None:
 
 
 def queries(n: int, seed: int = 7) -> list[str]:
-    from synth import WORDS  # the generator's vocabulary
+    from synth import CUM_WEIGHTS, VOCAB  # the generator's vocabulary and word frequencies
 
     rng = random.Random(seed)
-    return [" ".join(rng.sample(WORDS, 2 if i % 2 == 0 else 5)) for i in range(n)]
+    # people search for words their notes use: draw query words with the notes' frequencies
+    return [" ".join(rng.choices(VOCAB, cum_weights=CUM_WEIGHTS, k=2 if i % 2 == 0 else 5)) for i in range(n)]
 
 
 def bench_search(vault: Path, backend: str) -> None:
