@@ -1,11 +1,13 @@
 """Search over a recorded state, in memory, as `memvault search` would rank it at T.
 
-`rank.bm25_scores` analyses every entry of the pool on each call: ~3 s for a 60k-entry
-commit. Here each file version is analysed once per session into global postings (term ->
-version, entry, weighted tf, first position), so a query walks only the postings of its
-terms. Scores are bit-for-bit those of `bm25_scores` over the same pool (same sums in the
-same order; tests/test_asof_search.py checks it), then, like `Index.search`, the best
-`[search] candidates` are re-ranked by `rank.rank_candidates` at T.
+`rank.bm25_scores` analyses every entry of the pool on each call: seconds for a 60k-entry
+commit. Here each file version is analysed once per session into postings (term -> version,
+entry, column-weighted frequency) and entry lengths, so a query walks only the postings of
+its words; quoted phrases and compounds are counted on the few entries holding all their
+words. Scores are bit for bit those of `bm25_scores` over the same pool — the same phrase
+list, frequencies, lengths, IDF and sums in the same order (tests/test_asof_search.py checks
+it) — and, like `Index.search`, the best `[search] candidates` are then re-ranked by
+`rank.rank_candidates` at T.
 
 A version some of whose entries are newer than T (so not in the pool) changes its
 neighbours' context field; such a version is analysed afresh for that query.
@@ -16,64 +18,44 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from .events import Timeline
 from .model import Event
-from .rank import (
-    FIELDS,
-    Hit,
-    Weights,
-    _has_phrase,
-    contexts,
-    field_texts,
-    make_filter,
-    rank_candidates,
-)
+from .rank import FIELDS, Hit, Weights, contexts, field_texts, make_filter, rank_candidates
 from .textproc import Query, analyze, parse_query
 
-
-@dataclass
-class _Doc:
-    """One entry's analysis: tf of every term in first-seen order, length, body tokens."""
-
-    tf: dict[str, float]
-    length: float
+OWN = [i for i, name in enumerate(FIELDS) if name != "context"]
+EVERY = list(range(len(FIELDS)))
+Phrase = tuple[tuple[str, ...], bool]  # (words, in the entry's own fields only)
 
 
-def analyse(events: list[Event], w: Weights) -> list[_Doc]:
-    """What `bm25_scores` computes per entry, for all terms; `events` are one file's, by line."""
-    out = []
-    for ev, ctx in zip(events, contexts(events), strict=True):
-        tf: dict[str, float] = {}
-        length = 0.0
-        for weight, text in zip(w.field_weights, field_texts(ev, ctx), strict=True):
-            toks = analyze(text)
-            length += len(toks)
-            for t in toks:
-                tf[t] = tf.get(t, 0) + weight  # Counter's 0 + weight + ... in the same order
-        out.append(_Doc(tf, length))
-    return out
+def columns(events: list[Event]) -> list[list[list[str]]]:
+    """Analysed fields of each entry of one file (entries in line order)."""
+    return [[analyze(text) for text in field_texts(ev, ctx)] for ev, ctx in zip(events, contexts(events), strict=True)]
 
 
-def body_terms(ev: Event, ctx: str, w: Weights) -> list[str]:
-    out: list[str] = []
-    for name, text in zip(FIELDS, field_texts(ev, ctx), strict=True):
-        if name != "context":
-            out += analyze(text) + ["\x00"]
-    return out
+def _count(tokens: list[str], phrase: tuple[str, ...]) -> int:
+    k = len(phrase)
+    if k == 1:
+        return tokens.count(phrase[0])
+    return sum(1 for i in range(len(tokens) - k + 1) if tuple(tokens[i : i + k]) == phrase)
+
+
+def frequency(cols: list[list[str]], phrase: tuple[str, ...], own_only: bool, w: Weights) -> tuple[bool, float]:
+    """(occurs, column-weighted frequency) as `bm25_scores` computes them."""
+    counts = [(i, _count(cols[i], phrase)) for i in (OWN if own_only else EVERY)]
+    return any(c for _, c in counts), sum(w.field_weights[i] * c for i, c in counts)
 
 
 class _Postings:
-    __slots__ = ("vid", "doc", "tf", "first")
+    __slots__ = ("vid", "doc", "freq")
 
     def __init__(self) -> None:
         self.vid = array("I")
         self.doc = array("I")
-        self.tf = array("d")
-        self.first = array("I")
+        self.freq = array("d")
 
 
 class StateSearch:
@@ -83,8 +65,8 @@ class StateSearch:
         self.w = weights
         self.vids: dict[tuple[str, str], int] = {}
         self.events: list[list[Event]] = []  # vid -> the version's entries, by line
-        self.lengths: list[float] = []  # vid -> total length of its entries
-        self.doc_lengths: list[array] = []  # vid -> length of each entry
+        self.total: list[int] = []  # vid -> summed length of its entries
+        self.lengths: list[array] = []  # vid -> length of each entry
         self.newest: list[float] = []  # vid -> time of its newest dated entry
         self.postings: dict[str, _Postings] = {}
 
@@ -95,92 +77,129 @@ class StateSearch:
         vid = len(self.events)
         self.vids[key] = vid
         ordered = sorted(events, key=lambda e: e.line)
-        docs = analyse(ordered, self.w)
         self.events.append(ordered)
-        self.lengths.append(sum(d.length for d in docs))
-        self.doc_lengths.append(array("d", (d.length for d in docs)))
-        self.newest.append(max((e.timestamp.timestamp() for e in ordered if e.timestamp), default=-math.inf))
-        for i, d in enumerate(docs):
-            for pos, (term, tf) in enumerate(d.tf.items()):
+        lengths = array("I")
+        for i, cols in enumerate(columns(ordered)):
+            lengths.append(sum(len(c) for c in cols))
+            for term in dict.fromkeys(t for c in cols for t in c):
                 p = self.postings.get(term)
                 if p is None:
                     p = self.postings[term] = _Postings()
                 p.vid.append(vid)
                 p.doc.append(i)
-                p.tf.append(tf)
-                p.first.append(pos)
+                p.freq.append(frequency(cols, (term,), False, self.w)[1])
+        self.lengths.append(lengths)
+        self.total.append(sum(lengths))
+        self.newest.append(max((e.timestamp.timestamp() for e in ordered if e.timestamp), default=-math.inf))
         return vid
 
     def scores(self, state: Iterable[tuple[tuple[str, str], list[Event]]], q: Query, at: datetime) -> list[tuple[Event, float]]:
-        """BM25 of every matching entry written by `at` in the state (pool = those entries)."""
-        terms = q.all_terms
-        if not terms:
+        """BM25 of every matching entry written by `at` in the state (the pool)."""
+        scored: list[Phrase] = ([(p, True) for p in q.phrases] + [(p, False) for p in q.phrases]
+                                + [((t,), False) for t in q.terms] + [(c, False) for c in q.compounds])
+        if not scored:
             return []
+        self._cols: dict[int, list[list[list[str]]]] = {}  # per query: analysed versions
         clean: set[int] = set()
-        dirty: list[list[Event]] = []  # versions with entries newer than `at`: analysed afresh
-        n = 0
-        total = 0.0
+        dirty: list[list[Event]] = []  # versions partly newer than `at`: analysed afresh
+        n = total = 0
         t = at.timestamp()
         for key, events in state:
             vid = self.vid(key, events)
             if self.newest[vid] <= t:
                 clean.add(vid)
-                total += self.lengths[vid]
                 n += len(self.events[vid])
+                total += self.total[vid]
                 continue
             pool = [e for e in self.events[vid] if e.timestamp is None or e.timestamp <= at]
             if pool:
-                dirty.append(pool)  # its lengths are added below
-            n += len(pool)
-        hits: dict[tuple[int, int], list[tuple[int, str, float]]] = {}
-        for term in terms:
-            p = self.postings.get(term)
-            if p is None:
-                continue
-            for vid, doc, tf, first in zip(p.vid, p.doc, p.tf, p.first, strict=True):
-                if vid in clean:
-                    found = hits.get((vid, doc))
-                    if found is None:
-                        hits[(vid, doc)] = [(first, term, tf)]
-                    else:
-                        found.append((first, term, tf))
-        docs: list[tuple[Event, dict[str, float], float, str | None]] = []
-        for (vid, i), found in hits.items():
-            found.sort()
-            ev = self.events[vid][i]
-            docs.append((ev, {t: f for _, t, f in found}, self.doc_lengths[vid][i], None))
+                dirty.append(pool)
+                n += len(pool)
+        rows: dict[tuple[int, int], tuple[Event, list[list[str]] | None, int]] = {}
+        freqs: dict[tuple[int, int], dict[int, float]] = {}
+        hits = [0] * len(scored)
+        single = {words[0] for words, own in scored if len(words) == 1 and not own}
+        for term in single:
+            self._walk(term, clean, freqs, scored, hits)
+        for k, (words, own) in enumerate(scored):
+            if len(words) > 1 or own:
+                self._phrase(k, words, own, clean, rows, freqs, hits)
+        required = len(q.phrases)
         for pool in dirty:
-            ordered = sorted(pool, key=lambda e: e.line)
-            for ev, d, ctx in zip(ordered, analyse(ordered, self.w), contexts(ordered), strict=True):
-                total += d.length
-                tf = {t: f for t, f in d.tf.items() if t in terms}
-                if tf:
-                    docs.append((ev, tf, d.length, ctx))
-        return self._bm25(docs, q, n, total)
+            for ev, cols in zip(pool, columns(pool), strict=True):
+                length = sum(len(c) for c in cols)
+                total += length
+                seen = [frequency(cols, words, own, self.w) for words, own in scored]
+                for k, (occurs, _) in enumerate(seen):
+                    hits[k] += occurs
+                if any(occurs for occurs, _ in seen[required:]):
+                    key = (-1 - len(rows), 0)
+                    rows[key] = (ev, cols, length)
+                    freqs[key] = {k: f for k, (_, f) in enumerate(seen)}
+        return self._bm25(scored, q, rows, freqs, hits, n, total)
 
-    def _bm25(self, docs: list[tuple[Event, dict[str, float], float, str | None]], q: Query, n: int, total: float) -> list[tuple[Event, float]]:
+    def _walk(self, term: str, clean: set[int], freqs: dict, scored: list[Phrase], hits: list[int]) -> None:
+        p = self.postings.get(term)
+        if p is None:
+            return
+        slots = [k for k, (words, own) in enumerate(scored) if words == (term,) and not own]
+        count = 0
+        for vid, doc, f in zip(p.vid, p.doc, p.freq, strict=True):
+            if vid in clean:
+                count += 1
+                row = freqs.get((vid, doc))
+                if row is None:
+                    row = freqs[(vid, doc)] = {}
+                for k in slots:
+                    row[k] = f
+        for k in slots:
+            hits[k] += count
+
+    def _phrase(self, k: int, words: tuple[str, ...], own: bool, clean: set[int], rows: dict, freqs: dict, hits: list[int]) -> None:
+        """Entries holding every word of a phrase, counted on their analysed fields."""
+        sets = []
+        for word in dict.fromkeys(words):
+            p = self.postings.get(word)
+            if p is None:
+                return
+            sets.append({(v, d) for v, d in zip(p.vid, p.doc, strict=True) if v in clean})
+        for key in set.intersection(*sets):
+            ev, cols, _ = self._row(key, rows)
+            occurs, f = frequency(cols, words, own, self.w)  # type: ignore[arg-type]
+            if occurs:
+                hits[k] += 1
+            freqs.setdefault(key, {})[k] = f
+
+    def _row(self, key: tuple[int, int], rows: dict) -> tuple[Event, list[list[str]] | None, int]:
+        row = rows.get(key)
+        if row is None or row[1] is None:
+            vid, doc = key
+            if vid not in self._cols:
+                self._cols[vid] = columns(self.events[vid])
+            cols = self._cols[vid][doc]
+            row = rows[key] = (self.events[vid][doc], cols, self.lengths[vid][doc])
+        return row
+
+    def _bm25(self, scored: list[Phrase], q: Query, rows: dict, freqs: dict, hits: list[int], n: int, total: int) -> list[tuple[Event, float]]:
         w = self.w
-        avg = (total / n) if n else 0.0
-        df: dict[str, int] = {}
-        for _, tf, _, _ in docs:
-            for t in tf:
-                df[t] = df.get(t, 0) + 1
+        avg = (total / n) if n else 1.0
+        idf = [max(math.log((n - h + 0.5) / (h + 0.5)), 1e-6) for h in hits]
+        required = len(q.phrases)
         out = []
-        for ev, tf, length, ctx in docs:
-            positions = None
+        for key, got in freqs.items():
+            row = [got.get(k, 0.0) for k in range(len(scored))]
             if q.phrases or q.compounds:
-                positions = body_terms(ev, ctx if ctx is not None else "", w)
-            if q.phrases and not all(_has_phrase(positions, p) for p in q.phrases):  # type: ignore[arg-type]
-                continue
-            score = 0.0
-            for t, f in tf.items():
-                idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
-                score += idf * f * (w.k1 + 1) / (f + w.k1 * (1 - w.b + w.b * length / (avg or 1)))
-            for p in q.compounds:
-                if _has_phrase(positions, p):  # type: ignore[arg-type]
-                    score *= 1.25
-            if score > 0:
-                out.append((ev, score))
+                ev, cols, length = self._row(key, rows) if key[0] >= 0 else rows[key]
+                if not all(frequency(cols, p, True, w)[0] for p in q.phrases):  # type: ignore[arg-type]
+                    continue
+                if not any(frequency(cols, words, False, w)[0] for words, _ in scored[required:]):  # type: ignore[arg-type]
+                    continue
+            elif key[0] >= 0:
+                ev, length = self.events[key[0]][key[1]], self.lengths[key[0]][key[1]]
+            else:
+                ev, _, length = rows[key]
+            norm = w.k1 * (1 - w.b + w.b * length / (avg or 1.0))
+            out.append((ev, sum(idf[k] * f * (w.k1 + 1) / (f + norm) for k, f in enumerate(row) if f > 0)))
         return out
 
     def rank(

@@ -13,7 +13,8 @@ from memvault.textproc import parse_query
 from .test_recorded import CFG, corpus
 
 QUERIES = ["weekly updates", "dark mode", "Friday", "monday updates friday", '"light mode"',
-           "ADR-016 updates", "dashboard colours", "type:belief mode", "nothing-matches-this"]
+           "ADR-016 updates", "dashboard colours", "type:belief mode", "nothing-matches-this",
+           '"weekly updates" friday', "monday-friday", '"mode"', "updates updates"]
 
 
 def test_state_search_scores_equal_bm25_over_the_pool():
