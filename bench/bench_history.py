@@ -97,8 +97,8 @@ def recorded_warm(vault: Path, n: int) -> None:
         p = past.point(when)
         dicts_n.append(len(past.snapshot_at(p).timeline.live(p.at)))  # type: ignore[union-attr]
     print(f"recorded asof --limit 1 (live set), warm    {fmt(sel)}   live entries at T: median {statistics.median(dicts_n):.0f}")
-    t, _ = timed(lambda: v.as_of(times[0], QUERIES[0], recorded=True, limit=10))
-    print(f"warm-up (first recorded QUERY: postings)      {t * 1000:8.1f} ms")
+    t, _ = timed(lambda: v.as_of(last.date, QUERIES[0], recorded=True, limit=10))
+    print(f"warm-up (first recorded QUERY at HEAD: postings of every version) {t * 1000:8.1f} ms")
     qs = [timed(lambda w=when, i=i: v.as_of(w, QUERIES[i % len(QUERIES)], recorded=True, limit=10))[0]
           for i, when in enumerate(times)]
     print(f"recorded asof T QUERY --limit 10, warm      {fmt(qs)}")

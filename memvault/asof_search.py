@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
@@ -79,15 +80,23 @@ class StateSearch:
         ordered = sorted(events, key=lambda e: e.line)
         self.events.append(ordered)
         lengths = array("I")
+        weights = self.w.field_weights
         for i, cols in enumerate(columns(ordered)):
             lengths.append(sum(len(c) for c in cols))
+            counts = [Counter(c) for c in cols]
             for term in dict.fromkeys(t for c in cols for t in c):
+                # frequency(cols, (term,), False): the same sum; skipped zero terms add 0.0
+                f: float = 0
+                for weight, cnt in zip(weights, counts, strict=True):
+                    c = cnt.get(term, 0)
+                    if c:
+                        f += weight * c
                 p = self.postings.get(term)
                 if p is None:
                     p = self.postings[term] = _Postings()
                 p.vid.append(vid)
                 p.doc.append(i)
-                p.freq.append(frequency(cols, (term,), False, self.w)[1])
+                p.freq.append(f)
         self.lengths.append(lengths)
         self.total.append(sum(lengths))
         self.newest.append(max((e.timestamp.timestamp() for e in ordered if e.timestamp), default=-math.inf))
