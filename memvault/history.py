@@ -29,6 +29,7 @@ from .snapshot import Snapshot, SnapshotLoader, entry_text
 from .spans import SpanIndex
 
 if TYPE_CHECKING:
+    from .recorded_index import RecordedIndex
     from .vault import Vault
 
 def _no_gc(method: Any) -> Any:
@@ -44,7 +45,7 @@ def _no_gc(method: Any) -> Any:
     return run
 
 
-HISTORY_DEFAULTS: dict[str, Any] = {"pack_loose": PACK_LOOSE_DEFAULT, "snapshots": 4}
+HISTORY_DEFAULTS: dict[str, Any] = {"pack_loose": PACK_LOOSE_DEFAULT, "snapshots": 4, "precompute": True}
 _UNSET: Any = object()
 
 
@@ -74,6 +75,7 @@ class History:
         self._spans: SpanIndex | None = None
         self._event_queries = 0
         self._search: Any = None
+        self._index: Any = _UNSET
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -167,6 +169,39 @@ class History:
         commit = self.commit_at(point)
         return self.snapshot(commit) if commit is not None else None
 
+    @property
+    def recorded_index(self) -> RecordedIndex | None:
+        """Recorded time's precomputed answers for HEAD's first-parent chain (loaded, or
+        built by one sweep of the history on first use); None when turned off
+        (`[history] precompute = false`) or when history cannot be swept."""
+        if self._index is _UNSET:
+            self._index = None
+            if self.settings.get("precompute", True):
+                from .recorded_index import RecordedStore
+
+                self._index = RecordedStore(self.loader, self.require_repo(), self.config).open()
+        return self._index
+
+    def _recorded_live(self, point: TimePoint, limit: int | None) -> list[dict[str, Any]] | None:
+        """`asof --recorded` without QUERY from the precomputed index; None to fall back
+        (no index, a revision off the first-parent chain, a stale index)."""
+        from .recorded_index import StaleIndex
+
+        index = self.recorded_index  # first: it knows the commit list, sparing a `git log`
+        commit = self.commit_at(point)
+        if commit is None:
+            return []
+        c = index.position(commit.sha) if index is not None else None
+        if index is None or c is None:
+            return None
+        live = index.live(c, point.at)
+        try:
+            timeline, events = index.answer(c, live[:limit] if limit else live)
+        except StaleIndex:
+            self._index = None
+            return None
+        return [timeline.to_dict(e, point.at) for e in events]
+
     def _event_live(self, at: datetime) -> list[Event]:
         """Entries live at `at` by event time. One query scans the timeline; from the second
         one on, the span index (built once, ~5 µs per entry) answers in a bisect."""
@@ -192,6 +227,10 @@ class History:
         """The live entries as of `when`; with `query`, those matching it, ranked at `when`."""
         point = self.point(when)
         snap = None
+        if recorded and (query is None or not query.strip()):
+            fast = self._recorded_live(point, limit)
+            if fast is not None:
+                return fast
         if recorded:
             snap = self.snapshot_at(point)
             if snap is None:

@@ -77,6 +77,11 @@ class VersionTable:
                 blobs.append(blob)
         self.complete = True
 
+    @property
+    def history(self) -> dict[str, tuple[list[int], list[str | None]]]:
+        """path -> (commit numbers where its blob changed, the blob from then on or None)."""
+        return self._history
+
     def tree(self, idx: int) -> dict[str, str]:
         """Vault-relative path -> blob at commit number `idx` (oldest is 0)."""
         out = {}

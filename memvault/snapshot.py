@@ -157,7 +157,7 @@ class ParseCache:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
                 db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-                mark = fingerprint(self.config)
+                mark = self.fingerprint()
                 row = db.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
                 if row is None or row[0] != mark:
                     # parser, settings or this layout changed: every cached parse is stale
@@ -170,6 +170,15 @@ class ParseCache:
                 self.disk_ok = False  # a read-only or broken cache only costs speed
                 return None
         return self._db
+
+    def fingerprint(self) -> str:
+        if self._fingerprint is None:
+            self._fingerprint = fingerprint(self.config)
+        return self._fingerprint
+
+    def connection(self) -> sqlite3.Connection | None:
+        """The cache's database (other derived tables live beside `parsed`), or None."""
+        return self._conn()
 
     def get_many(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], list[Event]]:
         found: dict[tuple[str, str], list[Event]] = {}
@@ -290,9 +299,13 @@ class SnapshotLoader:
         return StateTimeline(infos, self.config)
 
     def versions(self, tree: dict[str, str]) -> dict[str, FileVersion]:
-        keys = list(tree.items())
+        found = self.events_of(list(tree.items()))
+        return {path: FileVersion(path, blob, found[(path, blob)]) for path, blob in tree.items()}
+
+    def events_of(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], list[Event]]:
+        """Parsed events of each (path, blob): from the cache, else read from git and parsed."""
         found = self.cache.get_many(keys)
-        missing = [k for k in keys if k not in found]
+        missing = [k for k in dict.fromkeys(keys) if k not in found]
         if missing:
             assert self.repo is not None
             data = self.repo.blobs(blob for _, blob in missing)
@@ -302,7 +315,7 @@ class SnapshotLoader:
                 parsed[(path, blob)] = parse_bytes(raw, path, self.config) if raw is not None else []
             self.cache.put_many(parsed)
             found.update(parsed)
-        return {path: FileVersion(path, blob, found[(path, blob)]) for path, blob in keys}
+        return found
 
     def worktree(self, parsed: dict[str, Any] | None = None, timeline: Timeline | None = None) -> Snapshot:
         """The files on disk now, uncommitted edits included. `parsed` (the vault's current
