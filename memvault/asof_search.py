@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
@@ -216,18 +216,29 @@ class StateSearch:
         at: datetime, limit: int,
     ) -> list[Hit]:
         """Ranked hits as `Index.search` gives them, over the state as of `at`."""
+        return self.rank_with(state, query, lambda _: timeline, at, limit)[0]
+
+    def rank_with(
+        self, state: list[tuple[tuple[str, str], list[Event]]], query: str,
+        timeline_of: Callable[[list[Event]], Timeline], at: datetime, limit: int,
+    ) -> tuple[list[Hit], Timeline | None]:
+        """`rank`, with the state's timeline given per candidate set: `timeline_of(events)`
+        must hold those events, their first occurrences and their superseder chains (a
+        timeline cut down to them answers as the whole one, see recorded_index). Also
+        returns the timeline the hits were ranked on."""
         q = parse_query(query)
         if q.empty:
-            return []
+            return [], None
         scored = self.scores(state, q, at)
         scored.sort(key=lambda pair: -pair[1])
         keep = make_filter(q.types, q.tags)
         size = max(self.w.candidates, limit * 5)
         while True:
             found = scored[:size]
+            timeline = timeline_of([ev for ev, _ in found])
             hits = rank_candidates(found, q, timeline, at, self.w, keep=keep, limit=limit)
             if len(hits) >= limit or len(found) < size:
-                return hits
+                return hits, timeline
             size *= 4
 
 

@@ -226,39 +226,58 @@ class History:
     ) -> list[dict[str, Any]]:
         """The live entries as of `when`; with `query`, those matching it, ranked at `when`."""
         point = self.point(when)
-        snap = None
-        if recorded and (query is None or not query.strip()):
-            fast = self._recorded_live(point, limit)
-            if fast is not None:
-                return fast
-        if recorded:
-            snap = self.snapshot_at(point)
-            if snap is None:
-                return []
-            timeline = snap.timeline
-        else:
-            timeline = self.vault.timeline
         if query is None or not query.strip():
-            live = timeline.live(point.at) if snap is not None else self._event_live(point.at)
+            if not recorded:
+                live, timeline = self._event_live(point.at), self.vault.timeline
+            else:
+                fast = self._recorded_live(point, limit)
+                if fast is not None:
+                    return fast
+                snap = self.snapshot_at(point)
+                if snap is None:
+                    return []
+                live, timeline = snap.timeline.live(point.at), snap.timeline
             chosen = live[:limit] if limit else live
             return [timeline.to_dict(e, point.at) for e in chosen]
         from . import asof_rank
 
-        if snap is not None:
-            ranked = self._search_state(snap, query, point.at, limit or 10)
+        if recorded:
+            commit = self.commit_at(point)
+            if commit is None:
+                return []
+            timeline, ranked = self._search_state(commit, query, point.at, limit or 10)
         else:
+            timeline = self.vault.timeline
             ranked = asof_rank.rank_with_index(self.vault, query, point.at, limit or 10)
         return [timeline.to_dict(ev, point.at) | parts for ev, parts in ranked]
 
-    def _search_state(self, snap: Snapshot, query: str, at: datetime, limit: int) -> list[tuple[Event, dict[str, Any]]]:
+    def _search_state(self, commit: Commit, query: str, at: datetime, limit: int) -> tuple[Any, list[tuple[Event, dict[str, Any]]]]:
+        """Recorded QUERY: the commit's entries scored as search scores them, ranked on a
+        timeline cut down to the candidates (from the index) or the commit's whole one."""
         from .asof_search import StateSearch, parts
         from .rank import Weights
 
         if self._search is None:
             self._search = StateSearch(Weights.from_config(self.config))
-        state = [((v.path, v.blob), v.events) for v in snap.files.values()]
-        tl = snap.timeline
-        return [(tl.by_id[h.id], parts(h)) for h in self._search.rank(state, query, tl, at, limit)]
+        index = self.recorded_index
+        c = index.position(commit.sha) if index is not None else None
+        if index is not None and c is not None:
+            present = index.present(c)
+            keys = [(path, index.keys[vid][1]) for path, vid in present.items()]
+            parsed = self.loader.events_of(keys)
+            state = [(key, parsed[key]) for key in keys]
+
+            def timeline_of(events: list[Event]) -> Any:
+                occs = [index.occurrence(present[ev.file], ev) for ev in events]
+                return index.timeline_for(c, occs, chains=True)[0]
+        else:
+            snap = self.snapshot(commit)
+            state = [((v.path, v.blob), v.events) for v in snap.files.values()]
+
+            def timeline_of(events: list[Event]) -> Any:
+                return snap.timeline
+        hits, tl = self._search.rank_with(state, query, timeline_of, at, limit)
+        return tl, [(tl.by_id[h.id], parts(h)) for h in hits]  # type: ignore[union-attr]
 
     # -- changes ---------------------------------------------------------------------------
 

@@ -40,7 +40,7 @@ from .events import Timeline
 from .gitrepo import Commit, CommitList, GitRepo
 from .model import Event
 from .recorded import VersionTable, no_gc
-from .recorded_sweep import RECONFIRMS, SUPERSEDES, Occurrences, Sweep, micros
+from .recorded_sweep import DUPLICATE, RECONFIRMS, SUPERSEDES, Occurrences, Sweep, micros
 
 if TYPE_CHECKING:
     from .snapshot import SnapshotLoader
@@ -129,6 +129,7 @@ class RecordedIndex:
             self.lo.append((tsus[b], path, line[b]) if n else None)
             self.hi.append((tsus[b + n - 1], path, line[b + n - 1]) if n else None)
         self._edges: tuple[dict[int, list[int]], dict[int, list[int]]] | None = None
+        self._where: dict[int, dict[int, int]] = {}
 
     def position(self, sha: str) -> int | None:
         return self.commits.position(sha)
@@ -223,29 +224,68 @@ class RecordedIndex:
             self._edges = (by_src, by_dst)
         return self._edges
 
-    def answer(self, c: int, occs: list[int]) -> tuple[Timeline, list[Event]]:
-        """The events of `occs` and a `Timeline` holding them with their superseders,
-        reconfirmers and supersession targets in commit `c`: `to_dict` on it gives what a
-        full timeline of the commit gives."""
+    def _active(self, table: dict[int, list[int]], o: int, c: int) -> list[int]:
+        since, until = self.a["g_from"], self.a["g_to"]
+        return [k for k in table.get(o, ()) if since[k] <= c < until[k]]
+
+    def timeline_for(self, c: int, occs: list[int], *, chains: bool = False) -> tuple[Timeline, dict[int, Event]]:
+        """A `Timeline` of commit `c` cut down to `occs`: it holds them, the first occurrence
+        of each of their ids, their superseders, reconfirmers and supersession targets, with
+        the edges between those. `status`, `confidence`, `superseder_at` and `to_dict` of
+        the first occurrences then answer as the commit's full timeline does. With `chains`,
+        superseders of superseders too (ranking follows chains: `rank._inherit_relevance`)."""
         a = self.a
-        kind, src, dst, since, until = a["g_kind"], a["g_src"], a["g_dst"], a["g_from"], a["g_to"]
+        kind, src, dst = a["g_kind"], a["g_src"], a["g_dst"]
         by_src, by_dst = self._edge_maps()
         wanted = set(occs)
-        links: list[tuple[int, int, int]] = []
+        firsts = set()
         for o in occs:
-            for k in by_dst.get(o, ()):
-                if since[k] <= c < until[k]:
-                    links.append((kind[k], src[k], o))
-            for k in by_src.get(o, ()):
-                if kind[k] == SUPERSEDES and since[k] <= c < until[k]:
-                    links.append((SUPERSEDES, o, dst[k]))
+            dup = [k for k in self._active(by_src, o, c) if kind[k] == DUPLICATE]
+            firsts.add(dst[dup[0]] if dup else o)
+        wanted |= firsts
+        links: set[tuple[int, int, int]] = set()
+        todo = list(firsts)
+        seen = set(firsts)
+        while todo:
+            o = todo.pop()
+            for k in self._active(by_dst, o, c):
+                if kind[k] == DUPLICATE:
+                    continue
+                links.add((kind[k], src[k], o))
+                if chains and kind[k] == SUPERSEDES and src[k] not in seen:
+                    seen.add(src[k])
+                    todo.append(src[k])
+            for k in self._active(by_src, o, c):
+                if kind[k] == SUPERSEDES:
+                    links.add((SUPERSEDES, o, dst[k]))
         for _, s, d in links:
             wanted.update((s, d))
         evs = self.events(sorted(wanted))
         sup = {evs[s].id: evs[d].id for k, s, d in links if k == SUPERSEDES}
-        rec = [(evs[s].id, evs[d].id) for k, s, d in links if k == RECONFIRMS]
-        timeline = Timeline(list(evs.values()), self.config, edges=(sup, rec))
+        rec = [(evs[s].id, evs[d].id) for k, s, d in sorted(links) if k == RECONFIRMS]
+        return Timeline(list(evs.values()), self.config, edges=(sup, rec)), evs
+
+    def answer(self, c: int, occs: list[int]) -> tuple[Timeline, list[Event]]:
+        """The events of `occs` (live entries of commit `c`) and a timeline for `to_dict`."""
+        timeline, evs = self.timeline_for(c, occs)
         return timeline, [evs[o] for o in occs]
+
+    def present(self, c: int) -> dict[str, int]:
+        """path -> vid of the files in commit number `c`."""
+        return {self.keys[v][0]: v for v, since, until in zip(self.a["pv"], self.a["pf"], self.a["pt"], strict=True)
+                if since <= c < until}
+
+    def occurrence(self, vid: int, ev: Event) -> int:
+        """The occurrence number of `ev`, an event of version `vid` as the loader gives it."""
+        where = self._where.get(vid)
+        if where is None:
+            info = self.loader.infos.get(self.keys[vid], self.events_list(vid))
+            where = self._where[vid] = {id(e): self.a["base"][vid] + i for i, e in enumerate(info.events)}
+        return where[id(ev)]
+
+    def events_list(self, vid: int) -> list[Event]:
+        key = self.keys[vid]
+        return self.loader.events_of([key])[key]
 
 
 class RecordedStore:

@@ -46,7 +46,7 @@ from .spans import live_interval
 OrderKey = tuple[int, str, int]  # an entry's place in timeline order: (time in µs, file, line)
 UNDATED = -(2**63)  # before every time, as `sort_key` puts entries without one
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-SUPERSEDES, RECONFIRMS = 0, 1
+SUPERSEDES, RECONFIRMS, DUPLICATE = 0, 1, 2  # edge kinds; DUPLICATE: a later occurrence -> the first
 Span = tuple[float, float]
 Dep = tuple[str, Any]  # ("i", id) | ("d", date) | ("b", block) | ("<", OrderKey) | ("a", None)
 
@@ -380,6 +380,7 @@ class Sweep:
         edges: set[tuple[int, int, int]] = set()
         if occs:
             first = occs[0]
+            edges.update((DUPLICATE, o, first) for o in occs[1:])
             sups = sorted(self.acc_in.get(x, ()))
             if sups:
                 ev = self.occ.events[first]

@@ -13,7 +13,7 @@ import pytest
 
 from memvault.events import Timeline
 from memvault.recorded import NEVER_LIVE, VersionInfos
-from memvault.recorded_sweep import RECONFIRMS, SUPERSEDES, Occurrences, Sweep
+from memvault.recorded_sweep import DUPLICATE, RECONFIRMS, SUPERSEDES, Occurrences, Sweep
 from memvault.spans import live_interval
 from memvault.vault import Vault
 
@@ -40,6 +40,7 @@ def expected(sweep: Sweep, occ: Occurrences) -> tuple[dict[int, tuple[float, flo
     edges = {(SUPERSEDES, where[id(full.by_id[h])], where[id(full.by_id[t])]) for h, t in full.supersedes.items()}
     edges |= {(RECONFIRMS, where[id(full.by_id[h])], where[id(full.by_id[t])])
               for t, hs in full.reconfirmed_by.items() for h in hs}
+    edges |= {(DUPLICATE, where[id(ev)], where[id(full.by_id[ev.id])]) for ev in events if full.by_id[ev.id] is not ev}
     return spans, edges
 
 
@@ -275,3 +276,42 @@ def test_odd_states_through_git_equal_the_snapshot_timeline(tmp_path, seed):
         subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", str(k)], cwd=root, check=True,
                        env=dict(os.environ, **GIT_ENV, GIT_COMMITTER_DATE=stamp, GIT_AUTHOR_DATE=stamp))
     check_every_commit(Vault.open(root))
+
+
+def without_index(vault: Vault):
+    from memvault.history import History
+
+    slow = History(vault)
+    slow.settings["precompute"] = False
+    return slow
+
+
+QUERIES = ["weekly updates", "dark mode", "Friday", '"light mode"', "monday updates friday", "type:belief mode",
+           "alpha bravo", "charlie", "second log", "nothing-matches-this"]
+
+
+@pytest.mark.parametrize("seed", [1, 3])
+def test_recorded_query_ranks_the_same_with_the_index(tmp_path, seed):
+    """QUERY ranks on a timeline cut down to the candidates: the same hits, scores and dicts
+    as on the commit's whole timeline, duplicates and superseder chains included."""
+    from .test_recorded import EXTRA
+
+    hist = build_history(tmp_path / "h", 40 + seed, steps=16)
+    root = hist.root
+    rng = random.Random(seed)
+    for path, texts in EXTRA.items():  # odd files on top: duplicates, cycles, MEMORY.md
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(rng.choice(texts))
+    # a second occurrence of id `fri` that matches "second log": ranked as the first one
+    (root / "memory/2026-02-14.md").write_text(EXTRA["memory/2026-02-14.md"][1])
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "odd files")
+    vault = Vault.open(root)
+    fast, slow = vault.past, without_index(vault)
+    assert fast.recorded_index is not None and slow.recorded_index is None
+    commits = fast.require_repo().commits().commits
+    for commit in commits[::3] + commits[-1:]:
+        for at in (commit.date, commit.date + timedelta(days=40), commit.date - timedelta(hours=30)):
+            for text in [*rng.sample(QUERIES, 3), "second log"]:
+                assert fast.as_of(at, text, recorded=True, limit=5) == slow.as_of(at, text, recorded=True, limit=5), (text, at)
+            assert fast.as_of(at, recorded=True) == slow.as_of(at, recorded=True), at
