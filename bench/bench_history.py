@@ -1,4 +1,5 @@
-"""Time-travel figures: `asof --recorded` warm/cold, event-time `asof` warm, loose vs packed.
+"""Time-travel figures: `asof --recorded` warm/cold, its index's one-off costs, event-time
+`asof` warm, loose vs packed.
 
     python bench/bench_history.py                      # builds /tmp/mv-hist-bench with synth.py
     python bench/bench_history.py --vault /tmp/mv-hist --queries 40
@@ -81,22 +82,33 @@ def floors(vault: Path) -> None:
 
 
 def recorded_warm(vault: Path, n: int) -> None:
+    from memvault.recorded import no_gc
+    from memvault.recorded_index import RecordedStore
     from memvault.vault import Vault
 
     v = Vault.open(vault)
     past = v.past
-    last = past.require_repo().commits().commits[-1]
-    t, _ = timed(lambda: past.snapshot(last).timeline.live(last.date))
+    store = RecordedStore(past.loader, past.require_repo(), v.config)
+    t, index = timed(store.open)
+    how = "resumed" if store.resumed else ("built" if store.built_in is not None else "loaded")
+    print(f"recorded index: {how} in {t * 1000:8.1f} ms (this process)")
+    past._index = index
+    last = index.commits.commits[-1]  # type: ignore[union-attr]
+    t, _ = timed(lambda: v.as_of(last.date, recorded=True, limit=1))
     print(f"warm-up (first recorded query, this process)  {t * 1000:8.1f} ms")
     times = random_times(vault, n, 1)
-    sel, dicts_n = [], []
+    sel, live_n, split = [], [], []
     for when in times:
         # the whole live set is selected; --limit 1 keeps JSON building out of the figure
         dt, _ = timed(lambda w=when: v.as_of(w, recorded=True, limit=1))
         sel.append(dt)
-        p = past.point(when)
-        dicts_n.append(len(past.snapshot_at(p).timeline.live(p.at)))  # type: ignore[union-attr]
-    print(f"recorded asof --limit 1 (live set), warm    {fmt(sel)}   live entries at T: median {statistics.median(dicts_n):.0f}")
+        c = index.position(past.commit_at(past.point(when)).sha)  # type: ignore[union-attr]
+        with no_gc():
+            dt, live = timed(index.live, c, when)  # type: ignore[union-attr]
+        split.append(dt)
+        live_n.append(len(live))
+    print(f"recorded asof --limit 1 (live set), warm    {fmt(sel)}   live entries at T: median {statistics.median(live_n):.0f}")
+    print(f"    of which the index scan (live ids only) {fmt(split)}")
     t, _ = timed(lambda: v.as_of(last.date, QUERIES[0], recorded=True, limit=10))
     print(f"warm-up (first recorded QUERY at HEAD: postings of every version) {t * 1000:8.1f} ms")
     qs = [timed(lambda w=when, i=i: v.as_of(w, QUERIES[i % len(QUERIES)], recorded=True, limit=10))[0]
@@ -105,6 +117,46 @@ def recorded_warm(vault: Path, n: int) -> None:
     full = [timed(lambda w=when: json.dumps(v.as_of(w, recorded=True)))[0] for when in times[:5]]
     print(f"recorded asof, all entries as JSON, warm    {fmt(full)}")
     past.close()
+
+
+BUILD = """
+import sys, time
+from memvault.recorded_index import RecordedStore
+from memvault.vault import Vault
+v = Vault.open(sys.argv[1])
+p = v.past
+store = RecordedStore(p.loader, p.require_repo(), v.config)
+t = time.perf_counter()
+store.open()
+print(time.perf_counter() - t, store.resumed, store.built_in is not None)
+"""
+
+
+def index_costs(vault: Path) -> None:
+    """One-off costs of the precomputed index: a sweep from scratch (parse cache present),
+    and resuming it after one more commit (in a clone)."""
+    import sqlite3
+
+    runs = []
+    for _ in range(2):
+        with sqlite3.connect(vault / ".memvault" / "history.sqlite") as db:
+            db.execute("DELETE FROM recorded")
+        out = subprocess.run([sys.executable, "-c", BUILD, str(vault)], capture_output=True, text=True, check=True)
+        runs.append(float(out.stdout.split()[0]))
+    print(f"index sweep from scratch (parse cache present), new process   {fmt(runs)}")
+    with tempfile.TemporaryDirectory(prefix="mv-resume-") as tmp:
+        clone = Path(tmp) / "v"
+        subprocess.run(["git", "clone", "-q", "--no-local", str(vault), str(clone)], check=True)
+        shutil.copytree(vault / ".memvault", clone / ".memvault", dirs_exist_ok=True)
+        last = sorted((clone / "memory").rglob("*.md"))[-1]
+        with open(last, "a") as fh:
+            fh.write("\n## 23:59 - Belief\nOne more entry, committed after the index was built.\n")
+        env = dict(os.environ, GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@example.com",
+                   GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@example.com")
+        subprocess.run(["git", "commit", "-qam", "one more"], cwd=clone, check=True, env=env)
+        out = subprocess.run([sys.executable, "-c", BUILD, str(clone)], capture_output=True, text=True, check=True)
+        secs, resumed = float(out.stdout.split()[0]), out.stdout.split()[1]
+        print(f"index resumed after one new commit (resumed={resumed}), new process   {secs * 1000:8.1f} ms")
 
 
 COLD = """
@@ -187,13 +239,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=40)
     ap.add_argument("--cold", type=int, default=5, help="new processes per cold figure")
     ap.add_argument("--skip-loose", action="store_true")
-    ap.add_argument("--only", choices=["warm", "cold", "event", "loose"], help="run one part")
+    ap.add_argument("--only", choices=["warm", "index", "cold", "event", "loose"], help="run one part")
     args = ap.parse_args(argv)
     vault = ensure_vault(args)
     print(f"vault {vault}; machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
     floors(vault)
     if args.only in (None, "warm"):
         recorded_warm(vault, args.queries)
+    if args.only in (None, "index"):
+        index_costs(vault)
     if args.only in (None, "cold"):
         recorded_cold(vault, args.cold, drop_cache=False)
         recorded_cold(vault, args.cold, drop_cache=False, query=QUERIES[1])

@@ -262,7 +262,11 @@ class Sweep:
         changed = {x for x in affected if was[x] != self.cand.get(x)}
         self._accept(changed, targets)
         for x in touched_ids | targets:
-            self._refresh(x)
+            # an id with one occurrence, nothing pointing at it and nothing stored has no
+            # overrides or edges to (re)compute: most ids of a newly added file
+            if (len(self.by_id.get(x, ())) > 1 or self.acc_in.get(x) or self.rec_in.get(x)
+                    or self.ovr_of.get(x) or x in self.edges_in):
+                self._refresh(x)
 
     def _holds(self, o: int) -> bool:
         ev = self.occ.events[o]
