@@ -54,60 +54,96 @@ class _Postings:
     __slots__ = ("vid", "doc", "freq")
 
     def __init__(self) -> None:
-        self.vid = array("I")
-        self.doc = array("I")
+        self.vid = array("l")
+        self.doc = array("l")
         self.freq = array("d")
 
 
+def analyse(ordered: list[Event], weights: Weights) -> tuple[array, dict[str, tuple[list[int], list[float]]]]:
+    """One file version's entries (by line) as search sees them: each entry's length and,
+    per term, the entries holding it with their column-weighted frequency."""
+    lengths = array("l")
+    terms: dict[str, tuple[list[int], list[float]]] = {}
+    field_weights = weights.field_weights
+    for i, cols in enumerate(columns(ordered)):
+        lengths.append(sum(len(c) for c in cols))
+        counts = [Counter(c) for c in cols]
+        for term in dict.fromkeys(t for c in cols for t in c):
+            # frequency(cols, (term,), False): the same sum; skipped zero terms add 0.0
+            f: float = 0
+            for weight, cnt in zip(field_weights, counts, strict=True):
+                c = cnt.get(term, 0)
+                if c:
+                    f += weight * c
+            row = terms.get(term)
+            if row is None:
+                row = terms[term] = ([], [])
+            row[0].append(i)
+            row[1].append(f)
+    return lengths, terms
+
+
+def newest(ordered: list[Event]) -> float:
+    return max((e.timestamp.timestamp() for e in ordered if e.timestamp), default=-math.inf)
+
+
 class StateSearch:
-    """Per-session postings over every file version seen; queries restricted to a state."""
+    """Per-session postings over every file version seen; queries restricted to a state.
+
+    Subclassed by asof_postings.StoredSearch, which reads the same tables from disk: the
+    code below reaches them only through `vid`, `_postings`, `events[vid]`, `lengths[vid]`,
+    `total[vid]` and `newest[vid]`."""
 
     def __init__(self, weights: Weights):
         self.w = weights
         self.vids: dict[tuple[str, str], int] = {}
-        self.events: list[list[Event]] = []  # vid -> the version's entries, by line
-        self.total: list[int] = []  # vid -> summed length of its entries
-        self.lengths: list[array] = []  # vid -> length of each entry
-        self.newest: list[float] = []  # vid -> time of its newest dated entry
+        self.events: Any = []  # vid -> the version's entries, by line
+        self.total: Any = []  # vid -> summed length of its entries
+        self.lengths: Any = []  # vid -> length of each entry
+        self.newest: Any = []  # vid -> time of its newest dated entry
         self.postings: dict[str, _Postings] = {}
 
-    def vid(self, key: tuple[str, str], events: list[Event]) -> int:
+    def vid(self, key: tuple[str, str], events: list[Event] | None) -> int:
         vid = self.vids.get(key)
         if vid is not None:
             return vid
+        assert events is not None
         vid = len(self.events)
         self.vids[key] = vid
         ordered = sorted(events, key=lambda e: e.line)
         self.events.append(ordered)
-        lengths = array("I")
-        weights = self.w.field_weights
-        for i, cols in enumerate(columns(ordered)):
-            lengths.append(sum(len(c) for c in cols))
-            counts = [Counter(c) for c in cols]
-            for term in dict.fromkeys(t for c in cols for t in c):
-                # frequency(cols, (term,), False): the same sum; skipped zero terms add 0.0
-                f: float = 0
-                for weight, cnt in zip(weights, counts, strict=True):
-                    c = cnt.get(term, 0)
-                    if c:
-                        f += weight * c
-                p = self.postings.get(term)
-                if p is None:
-                    p = self.postings[term] = _Postings()
-                p.vid.append(vid)
-                p.doc.append(i)
-                p.freq.append(f)
+        lengths, terms = analyse(ordered, self.w)
+        for term, (docs, freqs) in terms.items():
+            p = self.postings.get(term)
+            if p is None:
+                p = self.postings[term] = _Postings()
+            p.vid.extend([vid] * len(docs))
+            p.doc.extend(docs)
+            p.freq.extend(freqs)
         self.lengths.append(lengths)
         self.total.append(sum(lengths))
-        self.newest.append(max((e.timestamp.timestamp() for e in ordered if e.timestamp), default=-math.inf))
+        self.newest.append(newest(ordered))
         return vid
 
-    def scores(self, state: Iterable[tuple[tuple[str, str], list[Event]]], q: Query, at: datetime) -> list[tuple[Event, float]]:
+    def _postings(self, term: str) -> _Postings | None:
+        return self.postings.get(term)
+
+    def scores(self, state: Iterable[tuple[tuple[str, str], list[Event] | None]], q: Query, at: datetime) -> list[tuple[Event, float]]:
         """BM25 of every matching entry written by `at` in the state (the pool)."""
+        keyed, rows = self.keyed_scores(state, q, at)
+        return [(self._event(key, rows), score) for key, score in keyed]
+
+    def _event(self, key: tuple[int, int], rows: dict) -> Event:
+        return rows[key][0] if key[0] < 0 else self.events[key[0]][key[1]]
+
+    def keyed_scores(self, state: Iterable[tuple[tuple[str, str], list[Event] | None]], q: Query,
+                     at: datetime) -> tuple[list[tuple[tuple[int, int], float]], dict]:
+        """`scores` with entries as (vid, position) keys (negative vid: rows[key] holds the
+        entry), so that only the entries ranked need to exist as `Event`s."""
         scored: list[Phrase] = ([(p, True) for p in q.phrases] + [(p, False) for p in q.phrases]
                                 + [((t,), False) for t in q.terms] + [(c, False) for c in q.compounds])
         if not scored:
-            return []
+            return [], {}
         self._cols: dict[int, list[list[list[str]]]] = {}  # per query: analysed versions
         clean: set[int] = set()
         dirty: list[list[Event]] = []  # versions partly newer than `at`: analysed afresh
@@ -117,7 +153,7 @@ class StateSearch:
             vid = self.vid(key, events)
             if self.newest[vid] <= t:
                 clean.add(vid)
-                n += len(self.events[vid])
+                n += len(self.lengths[vid])
                 total += self.total[vid]
                 continue
             pool = [e for e in self.events[vid] if e.timestamp is None or e.timestamp <= at]
@@ -145,10 +181,10 @@ class StateSearch:
                     key = (-1 - len(rows), 0)
                     rows[key] = (ev, cols, length)
                     freqs[key] = {k: f for k, (_, f) in enumerate(seen)}
-        return self._bm25(scored, q, rows, freqs, hits, n, total)
+        return self._bm25(scored, q, rows, freqs, hits, n, total), rows
 
     def _walk(self, term: str, clean: set[int], freqs: dict, scored: list[Phrase], hits: list[int]) -> None:
-        p = self.postings.get(term)
+        p = self._postings(term)
         if p is None:
             return
         slots = [k for k, (words, own) in enumerate(scored) if words == (term,) and not own]
@@ -168,7 +204,7 @@ class StateSearch:
         """Entries holding every word of a phrase, counted on their analysed fields."""
         sets = []
         for word in dict.fromkeys(words):
-            p = self.postings.get(word)
+            p = self._postings(word)
             if p is None:
                 return
             sets.append({(v, d) for v, d in zip(p.vid, p.doc, strict=True) if v in clean})
@@ -189,7 +225,8 @@ class StateSearch:
             row = rows[key] = (self.events[vid][doc], cols, self.lengths[vid][doc])
         return row
 
-    def _bm25(self, scored: list[Phrase], q: Query, rows: dict, freqs: dict, hits: list[int], n: int, total: int) -> list[tuple[Event, float]]:
+    def _bm25(self, scored: list[Phrase], q: Query, rows: dict, freqs: dict, hits: list[int], n: int,
+              total: int) -> list[tuple[tuple[int, int], float]]:
         w = self.w
         avg = (total / n) if n else 1.0
         idf = [max(math.log((n - h + 0.5) / (h + 0.5)), 1e-6) for h in hits]
@@ -204,11 +241,11 @@ class StateSearch:
                 if not any(frequency(cols, words, False, w)[0] for words, _ in scored[required:]):  # type: ignore[arg-type]
                     continue
             elif key[0] >= 0:
-                ev, length = self.events[key[0]][key[1]], self.lengths[key[0]][key[1]]
+                length = self.lengths[key[0]][key[1]]
             else:
-                ev, _, length = rows[key]
+                length = rows[key][2]
             norm = w.k1 * (1 - w.b + w.b * length / (avg or 1.0))
-            out.append((ev, sum(idf[k] * f * (w.k1 + 1) / (f + norm) for k, f in enumerate(row) if f > 0)))
+            out.append((key, sum(idf[k] * f * (w.k1 + 1) / (f + norm) for k, f in enumerate(row) if f > 0)))
         return out
 
     def rank(
@@ -219,7 +256,7 @@ class StateSearch:
         return self.rank_with(state, query, lambda _: timeline, at, limit)[0]
 
     def rank_with(
-        self, state: list[tuple[tuple[str, str], list[Event]]], query: str,
+        self, state: list[tuple[tuple[str, str], list[Event] | None]], query: str,
         timeline_of: Callable[[list[Event]], Timeline], at: datetime, limit: int,
     ) -> tuple[list[Hit], Timeline | None]:
         """`rank`, with the state's timeline given per candidate set: `timeline_of(events)`
@@ -229,12 +266,12 @@ class StateSearch:
         q = parse_query(query)
         if q.empty:
             return [], None
-        scored = self.scores(state, q, at)
-        scored.sort(key=lambda pair: -pair[1])
+        keyed, rows = self.keyed_scores(state, q, at)
+        keyed.sort(key=lambda pair: -pair[1])
         keep = make_filter(q.types, q.tags)
         size = max(self.w.candidates, limit * 5)
         while True:
-            found = scored[:size]
+            found = [(self._event(key, rows), score) for key, score in keyed[:size]]
             timeline = timeline_of([ev for ev, _ in found])
             hits = rank_candidates(found, q, timeline, at, self.w, keep=keep, limit=limit)
             if len(hits) >= limit or len(found) < size:

@@ -76,6 +76,7 @@ class History:
         self._event_queries = 0
         self._search: Any = None
         self._index: Any = _UNSET
+        self._stored: Any = _UNSET
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -257,15 +258,17 @@ class History:
         from .asof_search import StateSearch, parts
         from .rank import Weights
 
-        if self._search is None:
-            self._search = StateSearch(Weights.from_config(self.config))
         index = self.recorded_index
         c = index.position(commit.sha) if index is not None else None
         if index is not None and c is not None:
             present = index.present(c)
+            search = self._stored_search(index)
             keys = [(path, index.keys[vid][1]) for path, vid in present.items()]
-            parsed = self.loader.events_of(keys)
-            state = [(key, parsed[key]) for key in keys]
+            if search is not None:
+                state: list[tuple[tuple[str, str], list[Event] | None]] = [(key, None) for key in keys]
+            else:
+                parsed = self.loader.events_of(keys)
+                state = [(key, parsed[key]) for key in keys]
 
             def timeline_of(events: list[Event]) -> Any:
                 occs = [index.occurrence(present[ev.file], ev) for ev in events]
@@ -273,11 +276,37 @@ class History:
         else:
             snap = self.snapshot(commit)
             state = [((v.path, v.blob), v.events) for v in snap.files.values()]
+            search = None
 
             def timeline_of(events: list[Event]) -> Any:
                 return snap.timeline
-        hits, tl = self._search.rank_with(state, query, timeline_of, at, limit)
+        if search is None:
+            if self._search is None:
+                self._search = StateSearch(Weights.from_config(self.config))
+            search = self._search
+        hits, tl = search.rank_with(state, query, timeline_of, at, limit)
         return tl, [(tl.by_id[h.id], parts(h)) for h in hits]  # type: ignore[union-attr]
+
+    def _stored_search(self, index: RecordedIndex) -> Any:
+        """Recorded QUERY's postings from disk (asof_postings), analysing the versions not
+        stored yet; None when the cache cannot be written (the in-memory search is used)."""
+        if self._stored is _UNSET:
+            self._stored = None
+            db = self.loader.cache.connection()
+            if db is not None:
+                import sqlite3
+
+                from .asof_postings import PostingStore, StoredSearch, store_fingerprint
+                from .rank import Weights
+
+                weights = Weights.from_config(self.config)
+                store = PostingStore(db, store_fingerprint(self.loader.cache.fingerprint(), weights))
+                try:
+                    store.ensure(index, weights)
+                except sqlite3.Error:
+                    return None
+                self._stored = StoredSearch(weights, store, index)
+        return self._stored
 
     # -- changes ---------------------------------------------------------------------------
 

@@ -1,0 +1,195 @@
+"""Recorded QUERY's postings on disk: every file version analysed once, not once per process.
+
+`asof_search.StateSearch` analyses each file version of a commit into postings the first
+time a process needs it: ~5 s for 100k entries, paid again by every cold
+`asof --recorded T QUERY`. `PostingStore` keeps exactly those tables — per term the
+(version, entry, column-weighted frequency) triples; per entry its length; per version the
+summed length and its newest entry's time — in `.memvault/history.sqlite`, with versions
+numbered as the recorded index numbers them (recorded_index.py). A query then reads the rows
+of its own words, and `StoredSearch` builds `Event`s only for the entries ranking looks at.
+
+The first recorded QUERY on a vault analyses every version and stores the result (the
+one-off cost in performance.md); versions the index gains later (new commits) are analysed
+and appended on the next QUERY. If the index is rebuilt with another numbering, the store
+notices (a digest of the numbering) and starts over. Derived, like everything in .memvault.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from array import array
+from collections import defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .asof_search import StateSearch, _Postings, analyse, newest
+from .model import Event
+from .rank import Weights
+
+if TYPE_CHECKING:
+    from .recorded_index import RecordedIndex
+
+FORMAT = 1
+SOURCES = ("asof_search.py", "asof_postings.py", "rank.py", "textproc.py")
+PER_VERSION = {"lbase": "q", "total": "q", "newest": "d"}
+
+
+def _digest(keys: list[tuple[str, str]]) -> str:
+    return hashlib.sha1(json.dumps(keys, separators=(",", ":")).encode()).hexdigest()
+
+
+def store_fingerprint(parse_fingerprint: str, weights: Weights) -> str:
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha1(f"{FORMAT} {parse_fingerprint} {list(weights.field_weights)}".encode())
+    for name in SOURCES:
+        h.update((here / name).read_bytes())
+    return h.hexdigest()
+
+
+class PostingStore:
+    """The stored tables, for the versions 0..covered-1 of a recorded index."""
+
+    def __init__(self, db: sqlite3.Connection, fingerprint: str):
+        self.db = db
+        self.fingerprint = fingerprint
+        db.execute("CREATE TABLE IF NOT EXISTS postings (term TEXT PRIMARY KEY, vid BLOB, doc BLOB, freq BLOB)")
+        db.execute("CREATE TABLE IF NOT EXISTS postings_meta (name TEXT PRIMARY KEY, data BLOB)")
+        self.covered = 0
+        self.lengths = array("l")
+        self.cols = {name: array(code) for name, code in PER_VERSION.items()}
+        self.analysed_in = 0.0  # seconds spent analysing versions in this process
+
+    def _load_meta(self, keys: list[tuple[str, str]]) -> bool:
+        rows = dict(self.db.execute("SELECT name, data FROM postings_meta"))
+        if "meta" not in rows:
+            return False
+        meta = json.loads(rows["meta"])
+        covered = meta.get("covered", 0)
+        if (meta.get("fingerprint") != self.fingerprint or covered > len(keys)
+                or meta.get("digest") != _digest(keys[:covered])):
+            return False
+        self.covered = covered
+        self.lengths = array("l")
+        self.lengths.frombytes(rows["lengths"])
+        for name, code in PER_VERSION.items():
+            self.cols[name] = array(code)
+            self.cols[name].frombytes(rows[name])
+        return True
+
+    def ensure(self, index: RecordedIndex, weights: Weights) -> None:
+        """Cover every version of `index`: load what is stored, analyse and store the rest."""
+        keys = index.keys
+        if self._load_meta(keys) and self.covered == len(keys):
+            return
+        import time
+
+        start = time.perf_counter()
+        self.db.execute("BEGIN IMMEDIATE")  # one writer; re-read under the lock
+        try:
+            if not self._load_meta(keys):
+                self.db.execute("DELETE FROM postings")
+                self.covered = 0
+                self.lengths = array("l")
+                self.cols = {name: array(code) for name, code in PER_VERSION.items()}
+            self._extend(index, keys, weights)
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.analysed_in = time.perf_counter() - start
+
+    def _extend(self, index: RecordedIndex, keys: list[tuple[str, str]], weights: Weights) -> None:
+        added: dict[str, tuple[array, array, array]] = defaultdict(lambda: (array("l"), array("l"), array("d")))
+        new = keys[self.covered:]
+        parsed = index.loader.events_of(new)
+        for vid in range(self.covered, len(keys)):
+            ordered = sorted(parsed[keys[vid]], key=lambda e: e.line)
+            lengths, terms = analyse(ordered, weights)
+            self.cols["lbase"].append(len(self.lengths))
+            self.lengths.extend(lengths)
+            self.cols["total"].append(sum(lengths))
+            self.cols["newest"].append(newest(ordered))
+            for term, (docs, freqs) in terms.items():
+                row = added[term]
+                row[0].extend([vid] * len(docs))
+                row[1].extend(docs)
+                row[2].extend(freqs)
+        if self.covered:  # append to the stored rows of the terms seen again
+            terms = list(added)
+            for start in range(0, len(terms), 500):
+                chunk = terms[start : start + 500]
+                query = f"SELECT term, vid, doc, freq FROM postings WHERE term IN ({','.join('?' * len(chunk))})"
+                for term, *blobs in self.db.execute(query, chunk).fetchall():
+                    old = [array(code) for code in "lld"]
+                    for arr, blob in zip(old, blobs, strict=True):
+                        arr.frombytes(blob)
+                    for arr, more in zip(old, added[term], strict=True):
+                        arr.extend(more)
+                    added[term] = (old[0], old[1], old[2])  # type: ignore[assignment]
+        self.db.executemany("INSERT OR REPLACE INTO postings VALUES (?, ?, ?, ?)",
+                            [(t, a.tobytes(), b.tobytes(), c.tobytes()) for t, (a, b, c) in added.items()])
+        self.covered = len(keys)
+        meta = {"fingerprint": self.fingerprint, "covered": self.covered, "digest": _digest(keys)}
+        rows = [("meta", json.dumps(meta).encode()), ("lengths", self.lengths.tobytes())]
+        rows += [(name, arr.tobytes()) for name, arr in self.cols.items()]
+        self.db.executemany("INSERT OR REPLACE INTO postings_meta VALUES (?, ?)", rows)
+
+    def postings(self, term: str) -> _Postings | None:
+        row = self.db.execute("SELECT vid, doc, freq FROM postings WHERE term = ?", (term,)).fetchone()
+        if row is None:
+            return None
+        p = _Postings()
+        for arr, blob in zip((p.vid, p.doc, p.freq), row, strict=True):
+            arr.frombytes(blob)
+        return p
+
+
+class _Lazy:
+    """vid -> value, computed on first use."""
+
+    def __init__(self, make: Any):
+        self.make = make
+        self.got: dict[int, Any] = {}
+
+    def __getitem__(self, vid: int) -> Any:
+        value = self.got.get(vid)
+        if value is None:
+            value = self.got[vid] = self.make(vid)
+        return value
+
+
+class StoredSearch(StateSearch):
+    """`StateSearch` over a `PostingStore`: nothing analysed at query time except versions
+    partly newer than T and phrase candidates, as in the base class; `Event`s are read from
+    the parse cache only for the versions whose entries ranking touches."""
+
+    def __init__(self, weights: Weights, store: PostingStore, index: RecordedIndex):
+        super().__init__(weights)
+        self.store = store
+        self.vids = {key: vid for vid, key in enumerate(index.keys[: store.covered])}
+        lbase, lengths = store.cols["lbase"], store.lengths
+
+        def entries(vid: int) -> list[Event]:
+            return sorted(index.events_list(vid), key=lambda e: e.line)
+
+        def sizes(vid: int) -> array:
+            end = lbase[vid + 1] if vid + 1 < len(lbase) else len(lengths)
+            return lengths[lbase[vid] : end]
+
+        self.events = _Lazy(entries)
+        self.lengths = _Lazy(sizes)
+        self.total = store.cols["total"]
+        self.newest = store.cols["newest"]
+
+    def vid(self, key: tuple[str, str], events: list[Event] | None) -> int:
+        return self.vids[key]
+
+    def _postings(self, term: str) -> _Postings | None:
+        if term not in self.postings:
+            p = self.store.postings(term)
+            if p is None:
+                return None
+            self.postings[term] = p
+        return self.postings[term]
