@@ -168,6 +168,8 @@ class StoredSearch(StateSearch):
     def __init__(self, weights: Weights, store: PostingStore, index: RecordedIndex):
         super().__init__(weights)
         self.store = store
+        self.keys = index.keys
+        self.loader = index.loader
         self.vids = {key: vid for vid, key in enumerate(index.keys[: store.covered])}
         lbase, lengths = store.cols["lbase"], store.lengths
 
@@ -185,6 +187,11 @@ class StoredSearch(StateSearch):
 
     def vid(self, key: tuple[str, str], events: list[Event] | None) -> int:
         return self.vids[key]
+
+    def _prefetch(self, vids: list[int]) -> None:
+        todo = [self.keys[v] for v in dict.fromkeys(vids) if v not in self.events.got]
+        if todo:
+            self.loader.events_of(todo)  # one read of the parse cache; `entries` then hits memory
 
     def _postings(self, term: str) -> _Postings | None:
         if term not in self.postings:

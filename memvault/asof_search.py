@@ -128,6 +128,9 @@ class StateSearch:
     def _postings(self, term: str) -> _Postings | None:
         return self.postings.get(term)
 
+    def _prefetch(self, vids: list[int]) -> None:
+        """Entries of these versions are about to be read (StoredSearch loads them at once)."""
+
     def scores(self, state: Iterable[tuple[tuple[str, str], list[Event] | None]], q: Query, at: datetime) -> list[tuple[Event, float]]:
         """BM25 of every matching entry written by `at` in the state (the pool)."""
         keyed, rows = self.keyed_scores(state, q, at)
@@ -271,6 +274,7 @@ class StateSearch:
         keep = make_filter(q.types, q.tags)
         size = max(self.w.candidates, limit * 5)
         while True:
+            self._prefetch([key[0] for key, _ in keyed[:size] if key[0] >= 0])
             found = [(self._event(key, rows), score) for key, score in keyed[:size]]
             timeline = timeline_of([ev for ev, _ in found])
             hits = rank_candidates(found, q, timeline, at, self.w, keep=keep, limit=limit)

@@ -194,23 +194,31 @@ class ParseCache:
             return found
         tz = self.config.tz
         try:
-            by_blob: dict[str, list[str]] = {}
-            for path, blob in missing:
-                by_blob.setdefault(blob, []).append(path)
-            blobs = list(by_blob)
-            for start in range(0, len(blobs), 500):
-                chunk = blobs[start : start + 500]
-                marks = ",".join("?" * len(chunk))
-                query = f"SELECT path, blob, events, spans FROM parsed WHERE blob IN ({marks})"
-                for path, blob, data, spans in db.execute(query, chunk):
-                    if path in by_blob.get(blob, ()):
-                        events = load_events(data, tz)
-                        self.memory[(path, blob)] = events
-                        self.spans[(path, blob)] = load_spans(spans)
-                        found[(path, blob)] = events
+            for path, blob, data, spans in self._rows(db, missing):
+                events = load_events(data, tz)
+                self.memory[(path, blob)] = events
+                self.spans[(path, blob)] = load_spans(spans)
+                found[(path, blob)] = events
         except sqlite3.Error:
             self.disk_ok = False
         return found
+
+    @staticmethod
+    def _rows(db: sqlite3.Connection, keys: list[tuple[str, str]]) -> Iterable[tuple[str, str, str, str]]:
+        """Stored rows of `keys`: primary-key lookups for a few, one pass of the table per
+        500 for many (a lookup costs ~20 µs; the pass costs about the same as 100 of them)."""
+        if len(keys) <= 100:
+            for key in keys:
+                yield from db.execute("SELECT path, blob, events, spans FROM parsed WHERE path = ? AND blob = ?", key)
+            return
+        wanted = set(keys)
+        blobs = list(dict.fromkeys(blob for _, blob in keys))
+        for start in range(0, len(blobs), 500):
+            chunk = blobs[start : start + 500]
+            query = f"SELECT path, blob, events, spans FROM parsed WHERE blob IN ({','.join('?' * len(chunk))})"
+            for row in db.execute(query, chunk):
+                if (row[0], row[1]) in wanted:
+                    yield row
 
     def put_many(self, items: dict[tuple[str, str], list[Event]]) -> None:
         self.memory.update(items)
