@@ -176,12 +176,10 @@ class StoredSearch(StateSearch):
         def entries(vid: int) -> list[Event]:
             return sorted(index.events_list(vid), key=lambda e: e.line)
 
-        def sizes(vid: int) -> array:
-            end = lbase[vid + 1] if vid + 1 < len(lbase) else len(lengths)
-            return lengths[lbase[vid] : end]
-
         self.events = _Lazy(entries)
-        self.lengths = _Lazy(sizes)
+        # a list, not a lazy lookup: scoring reads one length per matching entry
+        ends = [*lbase[1:], len(lengths)]
+        self.lengths = [lengths[start:end] for start, end in zip(lbase, ends, strict=True)]
         self.total = store.cols["total"]
         self.newest = store.cols["newest"]
 

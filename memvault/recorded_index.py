@@ -279,7 +279,8 @@ class RecordedIndex:
         """The occurrence number of `ev`, an event of version `vid` as the loader gives it."""
         where = self._where.get(vid)
         if where is None:
-            info = self.loader.infos.get(self.keys[vid], self.events_list(vid))
+            key = self.keys[vid]
+            info = self.loader.infos.get(key, self.events_list(vid), self.loader.cache.spans.get(key))
             where = self._where[vid] = {id(e): self.a["base"][vid] + i for i, e in enumerate(info.events)}
         return where[id(ev)]
 
