@@ -83,7 +83,7 @@ def floors(vault: Path) -> None:
 
 def recorded_warm(vault: Path, n: int) -> None:
     from memvault.recorded import no_gc
-    from memvault.recorded_index import RecordedStore
+    from memvault.recorded_store import RecordedStore
     from memvault.vault import Vault
 
     v = Vault.open(vault)
@@ -121,7 +121,7 @@ def recorded_warm(vault: Path, n: int) -> None:
 
 BUILD = """
 import sys, time
-from memvault.recorded_index import RecordedStore
+from memvault.recorded_store import RecordedStore
 from memvault.vault import Vault
 v = Vault.open(sys.argv[1])
 p = v.past

@@ -178,7 +178,7 @@ class History:
         if self._index is _UNSET:
             self._index = None
             if self.settings.get("precompute", True):
-                from .recorded_index import RecordedStore
+                from .recorded_store import RecordedStore
 
                 self._index = RecordedStore(self.loader, self.require_repo(), self.config).open()
         return self._index

@@ -16,39 +16,28 @@ are live), a set of overridden occurrences to drop, and the few entries of files
 overlap others in time merged in. Events are built only for the entries returned, from the
 parse cache, with a `Timeline` holding just them and their edges for `to_dict`.
 
-Everything here is derived: deleting it costs one sweep (seconds; see performance.md). When
-HEAD moves on along the same first-parent chain the sweep resumes from the last commit it
-covered instead of starting over.
+Building, resuming and storing the columns is recorded_store.py's part.
 """
 
 from __future__ import annotations
 
 import bisect
-import contextlib
-import hashlib
 import json
 import sqlite3
-import sys
 from array import array
 from collections import defaultdict
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .config import Config
 from .events import Timeline
-from .gitrepo import Commit, CommitList, GitRepo
+from .gitrepo import Commit, CommitList
 from .model import Event
-from .recorded import VersionTable, no_gc
-from .recorded_sweep import DUPLICATE, RECONFIRMS, SUPERSEDES, Occurrences, Sweep, micros
+from .recorded_sweep import DUPLICATE, RECONFIRMS, SUPERSEDES, micros
 
 if TYPE_CHECKING:
     from .snapshot import SnapshotLoader
 
-FORMAT = 1
-INF = float("inf")
-# code the stored answers depend on (the parser's own fingerprint covers parse.py/model.py)
-SOURCES = ("events.py", "spans.py", "recorded.py", "recorded_sweep.py", "recorded_index.py")
 # name -> array typecode of every stored column
 COLUMNS = {
     "tsus": "q", "line": "l", "s": "d", "e": "d",  # per occurrence
@@ -63,24 +52,20 @@ class StaleIndex(Exception):
     """The stored columns do not match the parse cache any more (caller rebuilds)."""
 
 
-def index_fingerprint(parse_fingerprint: str) -> str:
-    here = Path(__file__).resolve().parent
-    h = hashlib.sha1(f"{FORMAT} {parse_fingerprint} {sys.byteorder}".encode())
-    for name in SOURCES:
-        h.update((here / name).read_bytes())
-    return h.hexdigest()
-
-
 class Columns:
-    """The stored form: a JSON header plus typed arrays."""
+    """The stored form: a JSON header plus typed arrays (table `recorded`, one row each)."""
 
-    def __init__(self, meta: dict[str, Any], arrays: dict[str, array]):
+    def __init__(self, meta: dict[str, Any], arrays: dict[str, array], extra: dict[str, Any] | None = None):
         self.meta = meta
         self.a = arrays
+        self.extra = extra or {}  # JSON rows: the sweep's state and the entries' ids (resuming)
 
     @classmethod
-    def load(cls, db: sqlite3.Connection, fingerprint: str) -> Columns | None:
-        rows = dict(db.execute("SELECT name, data FROM recorded"))
+    def load(cls, db: sqlite3.Connection, fingerprint: str, *, extra: tuple[str, ...] = ()) -> Columns | None:
+        """The stored columns if made with `fingerprint`; `extra` rows (JSON) only on demand:
+        a query needs none of them."""
+        names = ("meta", *COLUMNS, *extra)
+        rows = dict(db.execute(f"SELECT name, data FROM recorded WHERE name IN ({','.join('?' * len(names))})", names))
         if "meta" not in rows:
             return None
         meta = json.loads(rows["meta"])
@@ -91,11 +76,14 @@ class Columns:
             arr = array(code)
             arr.frombytes(rows[name])
             arrays[name] = arr
-        return cls(meta, arrays)
+        cols = cls(meta, arrays)
+        cols.extra = {name: json.loads(rows[name]) for name in extra if name in rows}
+        return cols
 
     def save(self, db: sqlite3.Connection) -> None:
         rows = [("meta", json.dumps(self.meta, separators=(",", ":")).encode())]
         rows += [(name, self.a[name].tobytes()) for name in COLUMNS]
+        rows += [(name, json.dumps(value, separators=(",", ":")).encode()) for name, value in self.extra.items()]
         db.execute("BEGIN IMMEDIATE")
         try:
             db.execute("DELETE FROM recorded")
@@ -287,168 +275,3 @@ class RecordedIndex:
     def events_list(self, vid: int) -> list[Event]:
         key = self.keys[vid]
         return self.loader.events_of([key])[key]
-
-
-class RecordedStore:
-    """Loads the index for HEAD's first-parent chain, or builds / extends it."""
-
-    def __init__(self, loader: SnapshotLoader, repo: GitRepo, config: Config):
-        self.loader = loader
-        self.repo = repo
-        self.config = config
-        self.built_in: float | None = None  # seconds spent sweeping in this process
-        self.resumed = False  # the sweep went on from a stored index instead of starting over
-
-    def _db(self) -> sqlite3.Connection | None:
-        db = self.loader.cache.connection()
-        if db is None:
-            return None
-        db.execute("CREATE TABLE IF NOT EXISTS recorded (name TEXT PRIMARY KEY, data BLOB)")
-        return db
-
-    def open(self) -> RecordedIndex | None:
-        """The index for HEAD (priming the repository's commit list from it), or None when
-        history cannot be swept (HEAD moved while reading it)."""
-        import time
-
-        head = self.repo.head()
-        if head is None:
-            return None
-        db = self._db()
-        mark = index_fingerprint(self.loader.cache.fingerprint())
-        cols = None
-        try:
-            cols = Columns.load(db, mark) if db is not None else None
-        except (sqlite3.Error, ValueError):
-            cols = None
-        if cols is not None and cols.meta["head"] == head:
-            if self.repo._commits is None:
-                self.repo._commits = CommitList(cols.commits, shallow=self.repo.shallow)
-            return RecordedIndex(cols, self.loader, self.config)
-        start = time.perf_counter()
-        with no_gc():
-            cols = self.build(mark, cols)
-        self.built_in = time.perf_counter() - start
-        if cols is None:
-            return None
-        if db is not None:
-            with contextlib.suppress(sqlite3.Error):  # a read-only cache costs a sweep next time
-                cols.save(db)
-        return RecordedIndex(cols, self.loader, self.config)
-
-    def build(self, mark: str, old: Columns | None) -> Columns | None:
-        commits = self.repo.commits()
-        table = VersionTable(self.repo, commits)
-        if not table.complete or not commits.commits:
-            return None
-        resume = old is not None and _extends(old, commits)
-        occ = Occurrences()
-        keys = [tuple(k) for k in old.meta["versions"]] if resume else []  # type: ignore[union-attr]
-        known = set(keys)
-        for path, (_, blobs) in table.history.items():
-            for blob in blobs:
-                if blob is not None and (path, blob) not in known:
-                    known.add((path, blob))
-                    keys.append((path, blob))
-        parsed = self.loader.events_of(keys)  # type: ignore[arg-type]
-        spans = self.loader.cache.spans
-        for key in keys:
-            occ.add(key, self.loader.infos.get(key, parsed[key], spans.get(key)))  # type: ignore[arg-type]
-        changes: dict[int, list[tuple[str, int | None]]] = defaultdict(list)
-        for path, (starts, blobs) in table.history.items():
-            for start, blob in zip(starts, blobs, strict=True):
-                changes[start].append((path, None if blob is None else occ.vids[(path, blob)]))
-        sweep = Sweep(occ, self.config)
-        first = 0
-        if resume:
-            first = len(old.meta["commits"])  # type: ignore[union-attr]
-            sweep.step(first - 1, [(p, occ.vids[(p, b)]) for p, b in table.tree(first - 1).items()])
-            if not _reopen(sweep, old, first):  # type: ignore[arg-type]
-                return self.build(mark, None)
-            self.resumed = True
-        for i in range(first, len(commits)):
-            if i in changes:
-                sweep.step(i, changes[i])
-        sweep.finish(len(commits))
-        return _columns(mark, commits, table.history, occ, sweep, old if resume else None)
-
-
-def _extends(old: Columns, commits: CommitList) -> bool:
-    """Is the stored chain a prefix of the current one (HEAD moved on, nothing rewritten)?"""
-    stored = old.meta["commits"]
-    if not stored or len(stored) > len(commits):
-        return False
-    return all(c.sha == s[0] for c, s in zip(commits.commits, stored, strict=False))
-
-
-def _reopen(sweep: Sweep, old: Columns, end: int) -> bool:
-    """Continue the stored runs that were open at the stored HEAD (number end - 1): the
-    sweep's state there must be exactly what was stored (else the caller starts over)."""
-    a = old.a
-    ovr = {o: ((s, e), f) for o, f, t, s, e in zip(a["o_occ"], a["o_from"], a["o_to"], a["o_s"], a["o_e"], strict=True)
-           if t == end}
-    edges = {(k, s, d): f for k, s, d, f, t in zip(a["g_kind"], a["g_src"], a["g_dst"], a["g_from"], a["g_to"], strict=True)
-             if t == end}
-    if {o: v[0] for o, v in ovr.items()} != {o: v[0] for o, v in sweep.ovr_open.items()}:
-        return False
-    if set(edges) != set(sweep.edge_open):
-        return False
-    for o, (span, since) in ovr.items():
-        sweep.ovr_open[o] = (span, since)
-    sweep.edge_open.update(edges)
-    return True
-
-
-def _columns(mark: str, commits: CommitList, history: dict[str, tuple[list[int], list[str | None]]],
-             occ: Occurrences, sweep: Sweep, old: Columns | None) -> Columns:
-    a = {name: array(code) for name, code in COLUMNS.items()}
-    end = len(commits)
-    for info in occ.infos:
-        for _, s, e in info.rows:
-            a["s"].append(s)
-            a["e"].append(e)
-    for key, line in zip(occ.okey, occ.events, strict=True):
-        a["tsus"].append(key[0])
-        a["line"].append(line.line)
-    for vid, info in enumerate(occ.infos):
-        a["base"].append(occ.base[vid])
-        a["count"].append(len(info.events))
-        a["curated"].append(1 if info.curated else 0)
-        starts = [r[1] for r in info.rows]
-        a["mins"].append(min(starts, default=INF))
-        a["maxs"].append(max(starts, default=-INF))
-        a["mine"].append(min((r[2] for r in info.rows), default=INF))
-    runs = []
-    for path, (starts, blobs) in history.items():
-        for k, (start, blob) in enumerate(zip(starts, blobs, strict=True)):
-            if blob is None:
-                continue
-            vid = occ.vids[(path, blob)]
-            if len(occ.infos[vid].events):
-                until = starts[k + 1] if k + 1 < len(starts) else end
-                runs.append((occ.okey[occ.base[vid]], vid, start, until))
-    runs.sort()
-    for _, vid, since, until in runs:
-        a["pv"].append(vid)
-        a["pf"].append(since)
-        a["pt"].append(until)
-    ovr = list(sweep.ovr_rows)
-    edges = list(sweep.edge_rows)
-    if old is not None:  # the runs closed before the stored HEAD stay as they were
-        o = old.a
-        n = len(old.meta["commits"])
-        ovr += [r for r in zip(o["o_occ"], o["o_from"], o["o_to"], o["o_s"], o["o_e"], strict=True) if r[2] != n]
-        edges += [r for r in zip(o["g_kind"], o["g_src"], o["g_dst"], o["g_from"], o["g_to"], strict=True) if r[4] != n]
-    ovr.sort(key=lambda r: (r[1], r[0], r[2]))
-    for row in ovr:
-        for name, value in zip(("o_occ", "o_from", "o_to", "o_s", "o_e"), row, strict=True):
-            a[name].append(value)
-    edges.sort(key=lambda r: (r[3], r[1], r[2], r[0], r[4]))
-    for row in edges:
-        for name, value in zip(("g_kind", "g_src", "g_dst", "g_from", "g_to"), row, strict=True):
-            a[name].append(value)
-    meta = {
-        "format": FORMAT, "fingerprint": mark, "head": commits.commits[-1].sha,
-        "versions": [list(k) for k in occ.keys], "commits": [[c.sha, c.time] for c in commits.commits],
-    }
-    return Columns(meta, a)

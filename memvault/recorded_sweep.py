@@ -63,15 +63,18 @@ def order_key(ev: Event) -> OrderKey:
 
 class Occurrences:
     """Every file version's entries in one numbering: occurrence = base[vid] + position of
-    the entry in the version's timeline order (`VersionInfo.events`)."""
+    the entry in the version's timeline order (`VersionInfo.events`). `events`, `okey` and
+    `infos` are only indexed, so a stored index can supply them lazily (recorded_store)."""
 
     def __init__(self) -> None:
         self.keys: list[tuple[str, str]] = []  # vid -> (path, blob)
         self.vids: dict[tuple[str, str], int] = {}
-        self.infos: list[VersionInfo] = []
+        self.infos: Any = []  # vid -> VersionInfo
         self.base: list[int] = []
-        self.events: list[Event] = []
-        self.okey: list[OrderKey] = []
+        self.count: list[int] = []
+        self.events: Any = []  # occurrence -> Event
+        self.okey: Any = []  # occurrence -> OrderKey
+        self.ids: list[str] = []  # occurrence -> id
 
     def add(self, key: tuple[str, str], info: VersionInfo) -> int:
         vid = self.vids.get(key)
@@ -79,13 +82,15 @@ class Occurrences:
             vid = self.vids[key] = len(self.keys)
             self.keys.append(key)
             self.infos.append(info)
-            self.base.append(len(self.events))
+            self.base.append(len(self.ids))
+            self.count.append(len(info.events))
             self.events.extend(info.events)
             self.okey.extend(order_key(ev) for ev in info.events)
+            self.ids.extend(ev.id for ev in info.events)
         return vid
 
     def span(self, vid: int) -> range:
-        return range(self.base[vid], self.base[vid] + len(self.infos[vid].events))
+        return range(self.base[vid], self.base[vid] + self.count[vid])
 
 
 class _View:
@@ -250,7 +255,8 @@ class Sweep:
         left = [o for vid in gone for o in self.occ.span(vid) if o in self.resolved]
         dirty = self._dirty(touched_ids, dates, blocks, lowest) - set(left)
         dirty.update(o for vid in new for o in self.occ.span(vid) if self._holds(o))
-        affected = {self.occ.events[o].id for o in left} | {self.occ.events[o].id for o in dirty}
+        ids = self.occ.ids
+        affected = {ids[o] for o in left} | {ids[o] for o in dirty}
         was = {x: self.cand.get(x) for x in affected}
         targets: set[str] = set()
         for o in left:
@@ -288,7 +294,7 @@ class Sweep:
                 if not row:
                     del table[name]
         for o in self.occ.span(vid):
-            eid = self.occ.events[o].id
+            eid = self.occ.ids[o]
             ids.add(eid)
             row = self.by_id.setdefault(eid, [])
             if adding:
@@ -317,7 +323,7 @@ class Sweep:
             self.readers[dep].discard(o)
         self.before.pop(o, None)
         self.everything.discard(o)
-        eid = self.occ.events[o].id
+        eid = self.occ.ids[o]
         if self.cand.get(eid, (None, -1))[1] == o:
             del self.cand[eid]
         for t in rec:
@@ -330,6 +336,9 @@ class Sweep:
         one = _Holders([ev], _RecordingIndex(self, deps), self.config)
         sup = one.supersedes.get(ev.id)
         rec = tuple(t for t, srcs in one.reconfirmed_by.items() if srcs)
+        self._register(o, deps, sup, rec, targets)
+
+    def _register(self, o: int, deps: set[Dep], sup: str | None, rec: tuple[str, ...], targets: set[str]) -> None:
         self.resolved[o] = (deps, sup, rec)
         for dep in deps:
             if dep[0] == "<":
@@ -339,7 +348,7 @@ class Sweep:
             else:
                 self.readers[dep].add(o)
         if sup is not None:
-            self.cand[ev.id] = (sup, o)
+            self.cand[self.occ.ids[o]] = (sup, o)
         for t in rec:
             self.rec_in[t].add(o)
             targets.add(t)
@@ -431,3 +440,39 @@ class Sweep:
             if since < end:
                 self.edge_rows.append((*edge, since, end))
         self.edge_open.clear()
+
+    # -- resuming: what the stored runs do not hold ------------------------------------------
+
+    def state(self) -> dict[str, Any]:
+        """The state after the last commit swept, as JSON-able data (with the open runs and
+        the occurrences' ids, enough to go on sweeping later without re-resolving)."""
+        resolved = [[o, [[t, list(k) if t == "<" else k] for t, k in deps], sup, list(rec)]
+                    for o, (deps, sup, rec) in self.resolved.items()]
+        return {"by_date": self.by_date, "by_block": self.by_block, "resolved": resolved,
+                "rejected": sorted(self.rejected), "cyclic": sorted(self.cyclic)}
+
+    def restore(self, state: dict[str, Any], present: dict[str, int], ovr_open: dict[int, tuple[Span, int]],
+                edge_open: dict[tuple[int, int, int], int]) -> None:
+        """Take up the state `state()` gave, with the files present then and the runs open then."""
+        ids, key = self.occ.ids, self.occ.okey.__getitem__
+        self.present = dict(present)
+        for vid in self.present.values():
+            for o in self.occ.span(vid):
+                self.by_id.setdefault(ids[o], []).append(o)
+        for row in self.by_id.values():
+            if len(row) > 1:
+                row.sort(key=key)
+        self.by_date, self.by_block = state["by_date"], state["by_block"]
+        for o, deps, sup, rec in state["resolved"]:
+            self._register(o, {(t, tuple(k) if t == "<" else k) for t, k in deps}, sup, tuple(rec), set())
+        self.rejected, self.cyclic = set(state["rejected"]), set(state["cyclic"])
+        for x, (target, _) in self.cand.items():
+            if x not in self.rejected:
+                self.acc[x] = target
+                self.acc_in[target].add(x)
+        self.ovr_open = dict(ovr_open)
+        for o in self.ovr_open:
+            self.ovr_of[ids[o]].add(o)
+        self.edge_open = dict(edge_open)
+        for edge in self.edge_open:
+            self.edges_in.setdefault(ids[edge[2]], set()).add(edge)

@@ -177,7 +177,7 @@ def test_moving_head_on_resumes_the_sweep_and_equals_a_fresh_build(tmp_path):
     assert first.recorded_index is not None and len(first.recorded_index.commits) == 18
     git(root, "reset", "-q", "--hard", head)
     vault = Vault.open(root)
-    from memvault.recorded_index import RecordedStore
+    from memvault.recorded_store import RecordedStore
 
     store = RecordedStore(vault.past.loader, vault.past.require_repo(), vault.config)
     store.open()
@@ -206,7 +206,7 @@ def test_rewritten_history_is_swept_again(tmp_path):
     git(root, "add", "-A")
     git(root, "commit", "-q", "--amend", "--no-edit")
     vault = Vault.open(root)
-    from memvault.recorded_index import RecordedStore
+    from memvault.recorded_store import RecordedStore
 
     store = RecordedStore(vault.past.loader, vault.past.require_repo(), vault.config)
     assert store.open() is not None and not store.resumed
@@ -250,20 +250,19 @@ def test_an_undated_holder_of_a_text_reference_is_resolved_again_when_anything_c
     assert set(sweep.edge_open) == {(SUPERSEDES, occ.base[b], occ.base[a])}
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_odd_states_through_git_equal_the_snapshot_timeline(tmp_path, seed):
+def odd_history(root: Path, seed: int, commits: int = 14) -> list[str]:
     """Two logs of one date (files overlapping in time), MEMORY.md, cycles, duplicate ids and
-    every reference form, committed in random order, then asked about at every commit."""
+    every reference form, committed in random order. Returns the commit ids, oldest first."""
     from .test_recorded import EXTRA
 
     files = dict(EXTRA)  # a second log of 2026-02-14 whose entry falls between the first's
     files["memory/old/2026-02-14.md"] = ["# 2026-02-14\n\n## 14:45 - Observation\nBetween the two beliefs\n"]
-    root = tmp_path / "v"
     root.mkdir()
     (root / "memvault.toml").write_text('[vault]\ntimezone = "Europe/Berlin"\n')
     git(root, "init", "-q")
     rng = random.Random(seed)
-    for k in range(14):
+    shas = []
+    for k in range(commits):
         for path in rng.sample(sorted(files), rng.randint(1, 3)):
             target = root / path
             if rng.random() < 0.2:
@@ -275,7 +274,36 @@ def test_odd_states_through_git_equal_the_snapshot_timeline(tmp_path, seed):
         subprocess.run(["git", "add", "-A"], cwd=root, check=True)
         subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", str(k)], cwd=root, check=True,
                        env=dict(os.environ, **GIT_ENV, GIT_COMMITTER_DATE=stamp, GIT_AUTHOR_DATE=stamp))
+        shas.append(git(root, "rev-parse", "HEAD"))
+    return shas
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_odd_states_through_git_equal_the_snapshot_timeline(tmp_path, seed):
+    odd_history(tmp_path / "v", seed)
+    check_every_commit(Vault.open(tmp_path / "v"))
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_resuming_step_by_step_equals_one_sweep(tmp_path, seed):
+    """Swept at an early commit, then resumed each time HEAD moves on: the stored runs and
+    the state resumed from are what one sweep of the whole history gives."""
+    from memvault.recorded_store import RecordedStore
+
+    root = tmp_path / "v"
+    shas = odd_history(root, seed, commits=16)
+    for k, sha in enumerate(shas[2::3] + shas[-1:]):
+        git(root, "reset", "-q", "--hard", sha)
+        vault = Vault.open(root)
+        store = RecordedStore(vault.past.loader, vault.past.require_repo(), vault.config)
+        assert store.open() is not None
+        assert store.resumed == (k > 0)
+    resumed = stored(root)
     check_every_commit(Vault.open(root))
+    shutil.rmtree(root / ".memvault")
+    vault = Vault.open(root)
+    RecordedStore(vault.past.loader, vault.past.require_repo(), vault.config).open()
+    assert stored(root) == resumed
 
 
 def without_index(vault: Vault):
