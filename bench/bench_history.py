@@ -132,11 +132,25 @@ print(time.perf_counter() - t, store.resumed, store.built_in is not None)
 """
 
 
+def cache_size(vault: Path) -> None:
+    import sqlite3
+
+    path = vault / ".memvault" / "history.sqlite"
+    with sqlite3.connect(path) as db:
+        try:
+            rows = db.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC").fetchall()
+        except sqlite3.Error:
+            rows = []
+    parts = ", ".join(f"{name} {size / 1e6:.1f} MB" for name, size in rows if size > 1e6)
+    print(f".memvault/history.sqlite: {path.stat().st_size / 1e6:.1f} MB ({parts})")
+
+
 def index_costs(vault: Path) -> None:
     """One-off costs of the precomputed index: a sweep from scratch (parse cache present),
     and resuming it after one more commit (in a clone)."""
     import sqlite3
 
+    cache_size(vault)
     runs = []
     for _ in range(2):
         with sqlite3.connect(vault / ".memvault" / "history.sqlite") as db:

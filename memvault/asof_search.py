@@ -54,15 +54,15 @@ class _Postings:
     __slots__ = ("vid", "doc", "freq")
 
     def __init__(self) -> None:
-        self.vid = array("l")
-        self.doc = array("l")
+        self.vid = array("i")
+        self.doc = array("i")
         self.freq = array("d")
 
 
 def analyse(ordered: list[Event], weights: Weights) -> tuple[array, dict[str, tuple[list[int], list[float]]]]:
     """One file version's entries (by line) as search sees them: each entry's length and,
     per term, the entries holding it with their column-weighted frequency."""
-    lengths = array("l")
+    lengths = array("i")
     terms: dict[str, tuple[list[int], list[float]]] = {}
     field_weights = weights.field_weights
     for i, cols in enumerate(columns(ordered)):

@@ -243,10 +243,16 @@ class History:
         from . import asof_rank
 
         if recorded:
+            from .recorded_index import StaleIndex
+
             commit = self.commit_at(point)
             if commit is None:
                 return []
-            timeline, ranked = self._search_state(commit, query, point.at, limit or 10)
+            try:
+                timeline, ranked = self._search_state(commit, query, point.at, limit or 10)
+            except StaleIndex:  # the parse cache disagrees with the index: answer without it
+                self._index = self._stored = None
+                timeline, ranked = self._search_state(commit, query, point.at, limit or 10)
         else:
             timeline = self.vault.timeline
             ranked = asof_rank.rank_with_index(self.vault, query, point.at, limit or 10)

@@ -40,11 +40,11 @@ if TYPE_CHECKING:
 
 # name -> array typecode of every stored column
 COLUMNS = {
-    "tsus": "q", "line": "l", "s": "d", "e": "d",  # per occurrence
-    "base": "q", "count": "l", "curated": "b", "mins": "d", "maxs": "d", "mine": "d",  # per version
-    "pv": "l", "pf": "l", "pt": "l",  # presence runs, sorted by the version's first entry
-    "o_occ": "q", "o_from": "l", "o_to": "l", "o_s": "d", "o_e": "d",  # override runs by o_from
-    "g_kind": "b", "g_src": "q", "g_dst": "q", "g_from": "l", "g_to": "l",  # edge runs
+    "tsus": "q", "line": "i", "s": "d", "e": "d",  # per occurrence
+    "base": "q", "count": "i", "curated": "b", "mins": "d", "maxs": "d", "mine": "d",  # per version
+    "pv": "i", "pf": "i", "pt": "i",  # presence runs, sorted by the version's first entry
+    "o_occ": "q", "o_from": "i", "o_to": "i", "o_s": "d", "o_e": "d",  # override runs by o_from
+    "g_kind": "b", "g_src": "q", "g_dst": "q", "g_from": "i", "g_to": "i",  # edge runs
 }  # fmt: skip
 
 

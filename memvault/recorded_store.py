@@ -74,7 +74,7 @@ class StoredOccurrences(Occurrences):
         self.base = list(a["base"])
         self.count = list(a["count"])
         self.ids = list(cols.extra["ids"])
-        self.tsus, self.line = array("q", a["tsus"]), array("l", a["line"])
+        self.tsus, self.line = array("q", a["tsus"]), array("i", a["line"])
         self._info_of = info_of
         self._infos: dict[int, VersionInfo] = {}
         self.infos = _Indexed(self._info)

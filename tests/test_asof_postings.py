@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
+import zlib
 from datetime import timedelta
 
 from memvault.asof_postings import PostingStore, StoredSearch, store_fingerprint
@@ -56,7 +57,7 @@ def test_stored_postings_score_as_the_in_memory_search_at_every_commit(tmp_path,
 def canonical(root) -> dict:
     with sqlite3.connect(root / ".memvault" / "history.sqlite") as db:
         meta = dict(db.execute("SELECT name, data FROM postings_meta"))
-        rows = db.execute("SELECT term, vid, doc, freq FROM postings").fetchall()
+        rows = [(t, *(zlib.decompress(b) for b in blobs)) for t, *blobs in db.execute("SELECT term, vid, doc, freq FROM postings")]
     return {"meta": {k: v for k, v in meta.items() if k != "meta"}, "rows": sorted(rows)}
 
 
