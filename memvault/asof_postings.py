@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from .asof_search import StateSearch, _Postings, analyse, newest
 from .model import Event
 from .rank import Weights
+from .recorded_index import StaleIndex
 
 if TYPE_CHECKING:
     from .recorded_index import RecordedIndex
@@ -175,7 +176,10 @@ class StoredSearch(StateSearch):
         lbase, lengths = store.cols["lbase"], store.lengths
 
         def entries(vid: int) -> list[Event]:
-            return sorted(index.events_list(vid), key=lambda e: e.line)
+            events = sorted(index.events_list(vid), key=lambda e: e.line)
+            if len(events) != len(self.lengths[vid]):
+                raise StaleIndex(f"{index.keys[vid][0]} parses to {len(events)} entries, postings have {len(self.lengths[vid])}")
+            return events
 
         self.events = _Lazy(entries)
         # a list, not a lazy lookup: scoring reads one length per matching entry
