@@ -110,7 +110,9 @@ def recorded_warm(vault: Path, n: int) -> None:
     print(f"recorded asof --limit 1 (live set), warm    {fmt(sel)}   live entries at T: median {statistics.median(live_n):.0f}")
     print(f"    of which the index scan (live ids only) {fmt(split)}")
     t, _ = timed(lambda: v.as_of(last.date, QUERIES[0], recorded=True, limit=10))
-    print(f"warm-up (first recorded QUERY at HEAD: postings of every version) {t * 1000:8.1f} ms")
+    built = past._stored is not None and past._stored.store.analysed_in > 0
+    how = "stored postings built: every version analysed, one-off" if built else "stored postings loaded"
+    print(f"warm-up (first recorded QUERY at HEAD; {how}) {t * 1000:8.1f} ms")
     qs = [timed(lambda w=when, i=i: v.as_of(w, QUERIES[i % len(QUERIES)], recorded=True, limit=10))[0]
           for i, when in enumerate(times)]
     print(f"recorded asof T QUERY --limit 10, warm      {fmt(qs)}")
