@@ -16,6 +16,10 @@ event's live interval when nothing supersedes it). Per commit, `StateTimeline` t
 
 Every result equals `Timeline(state events)`; tests/test_recorded.py checks that commit by
 commit on generated histories.
+
+`asof --recorded` itself no longer builds a state per commit: it reads the precomputed index
+(recorded_sweep / recorded_index / recorded_store). StateTimeline serves `changes`, `diff`,
+revisions off the first-parent chain and `[history] precompute = false`.
 """
 
 from __future__ import annotations
