@@ -306,8 +306,8 @@ class History:
                 from .rank import Weights
 
                 weights = Weights.from_config(self.config)
-                store = PostingStore(db, store_fingerprint(self.loader.cache.fingerprint(), weights))
                 try:
+                    store = PostingStore(db, store_fingerprint(self.loader.cache.fingerprint(), weights))
                     store.ensure(index, weights)
                 except sqlite3.Error:
                     return None

@@ -136,16 +136,22 @@ class RecordedStore:
         db = self.loader.cache.connection()
         if db is None:
             return None
-        db.execute("CREATE TABLE IF NOT EXISTS recorded (name TEXT PRIMARY KEY, data BLOB)")
+        try:
+            db.execute("CREATE TABLE IF NOT EXISTS recorded (name TEXT PRIMARY KEY, data BLOB)")
+        except sqlite3.Error:
+            return None
         return db
 
     def open(self) -> RecordedIndex | None:
         """The index for HEAD (priming the repository's commit list from it), or None when
-        history cannot be swept (HEAD moved while reading it)."""
+        there is no commit, `.memvault/` cannot be written, or history cannot be swept (HEAD
+        moved while reading it): recorded time then builds the commit's state as before."""
         head = self.repo.head()
         if head is None:
             return None
         db = self._db()
+        if db is None:  # nowhere to keep it: a sweep per process would cost more than it saves
+            return None
         mark = index_fingerprint(self.loader.cache.fingerprint())
         cols = self._load(db, mark)
         if cols is not None and cols.meta["head"] == head:
@@ -161,15 +167,14 @@ class RecordedStore:
         if cols is None:
             return None
         cols.meta["fingerprint"] = mark
-        if db is not None:
-            with contextlib.suppress(sqlite3.Error):  # a read-only cache costs a sweep next time
-                cols.save(db)
+        with contextlib.suppress(sqlite3.Error):  # a cache that cannot be written costs a sweep next time
+            cols.save(db)
         return RecordedIndex(cols, self.loader, self.config)
 
     @staticmethod
-    def _load(db: sqlite3.Connection | None, mark: str, extra: tuple[str, ...] = ()) -> Columns | None:
+    def _load(db: sqlite3.Connection, mark: str, extra: tuple[str, ...] = ()) -> Columns | None:
         try:
-            return Columns.load(db, mark, extra=extra) if db is not None else None
+            return Columns.load(db, mark, extra=extra)
         except (sqlite3.Error, ValueError):
             return None
 

@@ -364,3 +364,17 @@ def test_a_parse_cache_that_disagrees_with_the_index_is_noticed_not_trusted(tmp_
     assert vault.past._index is None  # dropped for this process: answered from the snapshot path
     assert {d["id"] for d in got} == {d["id"] for d in without_index(Vault.open(root)).as_of("2030-01-01", recorded=True)}
     assert isinstance(Vault.open(root).as_of("2030-01-01", "alpha bravo", recorded=True), list)
+
+
+def test_without_a_writable_cache_recorded_time_answers_the_old_way(tmp_path):
+    """`.memvault` unusable (here a file where the directory should be): no index is swept
+    per process; answers come from the per-commit path and equal the oracle's."""
+    from .helpers_history import truth_recorded
+
+    hist = build_history(tmp_path / "h", 37, steps=8)
+    (hist.root / ".memvault").write_text("not a directory")
+    vault = Vault.open(hist.root)
+    at = hist.commits[-1].time
+    assert {d["id"] for d in vault.as_of(at, recorded=True)} == truth_recorded(hist, at)
+    assert vault.past.recorded_index is None
+    assert isinstance(vault.as_of(at, "alpha", recorded=True), list)
