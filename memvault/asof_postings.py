@@ -63,7 +63,15 @@ class PostingStore:
         self.cols = {name: array(code) for name, code in PER_VERSION.items()}
         self.analysed_in = 0.0  # seconds spent analysing versions in this process
 
+    def _meta_row(self) -> bytes | None:
+        row = self.db.execute("SELECT data FROM postings_meta WHERE name = 'meta'").fetchone()
+        return row[0] if row else None
+
     def _load_meta(self, keys: list[tuple[str, str]]) -> bool:
+        """Load the per-version tables if they fit `keys` (else start empty)."""
+        self.covered = 0
+        self.lengths = array("i")
+        self.cols = {name: array(code) for name, code in PER_VERSION.items()}
         rows = dict(self.db.execute("SELECT name, data FROM postings_meta"))
         if "meta" not in rows:
             return False
@@ -73,39 +81,47 @@ class PostingStore:
                 or meta.get("digest") != _digest(keys[:covered])):
             return False
         self.covered = covered
-        self.lengths = array("i")
         self.lengths.frombytes(rows["lengths"])
-        for name, code in PER_VERSION.items():
-            self.cols[name] = array(code)
+        for name in PER_VERSION:
             self.cols[name].frombytes(rows[name])
         return True
 
     def ensure(self, index: RecordedIndex, weights: Weights) -> None:
-        """Cover every version of `index`: load what is stored, analyse and store the rest."""
-        keys = index.keys
-        if self._load_meta(keys) and self.covered == len(keys):
-            return
+        """Cover every version of `index`: load what is stored, analyse and store the rest.
+
+        The analysis (seconds the first time) runs outside any transaction, so other processes
+        keep reading and writing the cache; the result is written only if the store did not
+        change meanwhile, else it is read again (another process may have done the work)."""
         import time
 
-        start = time.perf_counter()
-        self.db.execute("BEGIN IMMEDIATE")  # one writer; re-read under the lock
-        try:
-            if not self._load_meta(keys):
-                self.db.execute("DELETE FROM postings")
-                self.covered = 0
-                self.lengths = array("i")
-                self.cols = {name: array(code) for name, code in PER_VERSION.items()}
-            self._extend(index, keys, weights)
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.analysed_in = time.perf_counter() - start
+        keys = index.keys
+        for _ in range(3):
+            seen = self._meta_row()
+            stored = self._load_meta(keys)
+            if stored and self.covered == len(keys):
+                return
+            start = time.perf_counter()
+            first = self.covered
+            added = self._analyse(index, keys, weights)
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                if self._meta_row() != seen:
+                    self.db.execute("ROLLBACK")
+                    continue
+                if not stored:
+                    self.db.execute("DELETE FROM postings")
+                self._write(added, keys, first)
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.analysed_in += time.perf_counter() - start
+            return
 
-    def _extend(self, index: RecordedIndex, keys: list[tuple[str, str]], weights: Weights) -> None:
+    def _analyse(self, index: RecordedIndex, keys: list[tuple[str, str]], weights: Weights) -> dict[str, tuple[array, array, array]]:
+        """Postings of the versions not covered yet; the per-version tables grow in place."""
         added: dict[str, tuple[array, array, array]] = defaultdict(lambda: (array("i"), array("i"), array("d")))
-        new = keys[self.covered:]
-        parsed = index.loader.events_of(new)
+        parsed = index.loader.events_of(keys[self.covered:])
         for vid in range(self.covered, len(keys)):
             ordered = sorted(parsed[keys[vid]], key=lambda e: e.line)
             lengths, terms = analyse(ordered, weights)
@@ -118,7 +134,10 @@ class PostingStore:
                 row[0].extend([vid] * len(docs))
                 row[1].extend(docs)
                 row[2].extend(freqs)
-        if self.covered:  # append to the stored rows of the terms seen again
+        return added
+
+    def _write(self, added: dict[str, tuple[array, array, array]], keys: list[tuple[str, str]], first: int) -> None:
+        if first:  # append to the stored rows of the terms seen again
             terms = list(added)
             for start in range(0, len(terms), 500):
                 chunk = terms[start : start + 500]

@@ -311,6 +311,8 @@ class History:
                     store.ensure(index, weights)
                 except sqlite3.Error:
                     return None
+                if store.covered != len(index.keys):  # lost every race to other writers
+                    return None
                 self._stored = StoredSearch(weights, store, index)
         return self._stored
 

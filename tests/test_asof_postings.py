@@ -98,3 +98,28 @@ def test_a_renumbered_index_makes_the_store_start_over(tmp_path, monkeypatch):
     again = PostingStore(db, store.fingerprint)
     again.ensure(index, weights)
     assert again.analysed_in > 0 and again.covered == len(index.keys)
+
+
+def test_a_store_written_by_another_process_meanwhile_is_read_not_overwritten(tmp_path, monkeypatch):
+    for k, v in GIT_ENV.items():
+        monkeypatch.setenv(k, v)
+    hist = build_history(tmp_path / "h", 54, steps=8)
+    vault = Vault.open(hist.root)
+    index = vault.past.recorded_index
+    weights = Weights.from_config(vault.config)
+    mark = store_fingerprint(vault.past.loader.cache.fingerprint(), weights)
+    other = sqlite3.connect(hist.root / ".memvault" / "history.sqlite", isolation_level=None)
+    mine = PostingStore(vault.past.loader.cache.connection(), mark)
+    analyse = PostingStore._analyse
+
+    def slow(self, *args):
+        out = analyse(self, *args)
+        if self is mine:  # while we analysed, another process stored everything
+            PostingStore(other, mark).ensure(index, weights)
+        return out
+
+    monkeypatch.setattr(PostingStore, "_analyse", slow)
+    mine.ensure(index, weights)
+    assert mine.covered == len(index.keys) and mine.analysed_in == 0.0  # read theirs, wrote nothing
+    search = StoredSearch(weights, mine, index)
+    check_scores(vault, search, random.Random(5))
