@@ -26,8 +26,7 @@ LINK_RE = re.compile(r"^!?\[\[([^\]|]+?)(?:\|[^\]]*)?\]\]$")
 DATE_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 WORD_RE = re.compile(r"[^\W_]+")
 STOPWORDS = frozenset(
-    "a an the about from of on in at to for by with and or is was were be that this it its "
-    "entry entries earlier previous prior old one which what when".split()
+    ["a", "an", "the", "about", "from", "of", "on", "in", "at", "to", "for", "by", "with", "and", "or", "is", "was", "were", "be", "that", "this", "it", "its", "entry", "entries", "earlier", "previous", "prior", "old", "one", "which", "what", "when"]
 )
 
 
@@ -176,7 +175,15 @@ def _describe(result: RefResult, ref: str, what: str) -> str:
 class Timeline:
     """Events plus their resolved supersession graph; answers questions at a time T."""
 
-    def __init__(self, events: list[Event], config: Config | None = None):
+    def __init__(
+        self,
+        events: list[Event],
+        config: Config | None = None,
+        *,
+        edges: tuple[dict[str, str], list[tuple[str, str]]] | None = None,
+    ):
+        """`edges` = (supersedes new->old, [(reconfirmer, target)]) already resolved, e.g. by
+        the search index for a subset of events; without it references are resolved here."""
         self.config = config or Config()
         self.events = sorted(events, key=sort_key)
         self.index = EventIndex(self.events)
@@ -184,7 +191,10 @@ class Timeline:
         self.superseded_by: dict[str, list[str]] = defaultdict(list)
         self.reconfirmed_by: dict[str, list[str]] = defaultdict(list)
         self.problems: list[Problem] = []
-        self._build()
+        if edges is None:
+            self._build()
+        else:
+            self._use(*edges)
 
     @property
     def by_id(self) -> dict[str, Event]:
@@ -206,6 +216,17 @@ class Timeline:
                     self.reconfirmed_by[res.target].append(ev.id)  # type: ignore[index]
                 else:
                     self.problems.append(Problem(ev.file, ev.line, _describe(res, ref, "Reconfirms"), code="MV012"))
+        for ids in self.superseded_by.values():
+            ids.sort(key=lambda i: sort_key(self.by_id[i]))
+
+    def _use(self, supersedes: dict[str, str], reconfirms: list[tuple[str, str]]) -> None:
+        for new, old in supersedes.items():
+            if new in self.by_id and old in self.by_id:
+                self.supersedes[new] = old
+                self.superseded_by[old].append(new)
+        for src, target in reconfirms:
+            if src in self.by_id:
+                self.reconfirmed_by[target].append(src)
         for ids in self.superseded_by.values():
             ids.sort(key=lambda i: sort_key(self.by_id[i]))
 
