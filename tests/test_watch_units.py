@@ -7,7 +7,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memvault.watch.debounce import Coalescer
-from memvault.watch.paths import expand, is_ignored, is_watched_dir, is_watched_file, relative, touched
+from memvault.watch.paths import (
+    expand,
+    is_ignored,
+    is_watched_dir,
+    is_watched_file,
+    relative,
+    touched,
+)
 from memvault.watch.state import STALE_AFTER, classify
 from memvault.watch.sync import Stat, differing, keeps_last_good, state_tuple
 

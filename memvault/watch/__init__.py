@@ -51,19 +51,16 @@ def wait_until_indexed(vault: Vault, timeout: float = 30.0, *, backend: str | No
 
     start = time.monotonic()
     alive = watcher_alive(vault.root)
-    deadline = start + timeout
-    while True:
-        try:
-            index = open_index(vault, backend)
-            try:
-                result = sync(vault.root, vault.config, index, None)
-            finally:
-                index.close()
-            break
-        except LockTimeout:
-            if time.monotonic() >= deadline:
-                raise LockTimeout(f"the index of {vault.root} is still locked by another writer after "
-                                  f"{timeout:g}s; it is not known to reflect the files") from None
+    index = open_index(vault, backend)
+    if isinstance(getattr(index, "settings", None), dict):
+        index.settings["lock_timeout"] = max(timeout, 0.01)  # wait for the writer lock this long at most
+    try:
+        result = sync(vault.root, vault.config, index, None)
+    except LockTimeout as exc:
+        raise LockTimeout(f"gave up waiting after {timeout:g}s: {exc}; the index may not reflect the files "
+                          f"yet") from None
+    finally:
+        index.close()
     return WaitReport(time.monotonic() - start, result.updated, result.broken,
                       "running" if alive else "not running")
 

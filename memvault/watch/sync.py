@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ class SyncResult:
     broken: dict[str, str] = field(default_factory=dict)  # path -> first error; last good kept
     report: Any = None  # the index's UpdateReport
     seconds: float = 0.0
+    rebuilt: str | None = None  # why the index was rebuilt instead
 
 
 # -- pure decisions ----------------------------------------------------------------------
@@ -143,28 +144,67 @@ def racy(root: Path, disk: Mapping[str, Stat], same: set[str], indexed: Mapping[
 
 # -- the sync itself ----------------------------------------------------------------------
 
-def plan(root: Path, indexed: Mapping[str, Any], keys: set[str] | None) -> set[str]:
-    """The files to re-read: those named (folders expanded), or every file that differs."""
+def plan(root: Path, indexed: Mapping[str, Any], keys: set[str] | None) -> tuple[set[str], set[str]]:
+    """(files to re-read, files to settle): the files named (folders expanded), or, for a
+    reconcile, every file that differs. "Settle" files differ only in the recorded mtime
+    (the index records an impossible one for files written moments before it read them)
+    while their content hash is unchanged: the index refreshes their record, and they are
+    not news."""
     if keys is None:
         disk = disk_state(root)
         changed, same = differing(disk, indexed)
-        return changed | racy(root, disk, same, indexed)
+        return split_by_hash(root, disk, changed | racy(root, disk, same, indexed), indexed)
     folders = [k for k in keys if k.endswith("/")]
     if not folders:
-        return set(keys)
+        return set(keys), set()
     on_disk = set(disk_state(root, folders))
-    return expand(keys, on_disk, set(indexed))
+    return expand(keys, on_disk, set(indexed)), set()
 
 
-def screen(root: Path, config: Any, paths: Iterable[str], indexed: Mapping[str, Any]) -> tuple[list[str], dict[str, str]]:
+def split_by_hash(root: Path, disk: Mapping[str, Stat], candidates: set[str],
+                  indexed: Mapping[str, Any]) -> tuple[set[str], set[str]]:
+    """Candidates whose size matches what the index recorded are hashed: same content means
+    nothing to re-read."""
+    changed, settle = set(), set()
+    for rel in candidates:
+        old = indexed.get(rel)
+        st = disk.get(rel)
+        if old is not None and st is not None:
+            size, _, sha, _ = state_tuple(old)
+            if size == st.size and sha is not None and sha256_of(root, rel) == sha:
+                settle.add(rel)
+                continue
+        changed.add(rel)
+    return changed, settle
+
+
+def indexed_counts(index: Any) -> dict[str, int] | None:
+    """Entries the index holds per file, or None when the index cannot say."""
+    public = getattr(index, "indexed_event_counts", None)
+    if public is not None:
+        return public()
+    try:  # the store's per-file table; no public accessor yet (see docs/watch.md)
+        conn, _ = index._open()  # noqa: SLF001
+        return {p: int(n) for p, n in conn.execute("SELECT path, events FROM files")}
+    except Exception:
+        return None
+
+
+def screen(root: Path, config: Any, paths: Iterable[str], indexed: Mapping[str, Any],
+           counts: Callable[[], dict[str, int] | None]) -> tuple[list[str], dict[str, str]]:
     """Split `paths` into those to index and those whose last good version is kept."""
     good: list[str] = []
     broken: dict[str, str] = {}
+    known: dict[str, int] | None = None
     for rel in sorted(paths):
-        old = indexed.get(rel)
-        old_events = state_tuple(old)[3] if old is not None else None
-        if not old_events or not (root / rel).is_file():
+        if rel not in indexed or not (root / rel).is_file():
             good.append(rel)  # new files and deletions need no check
+            continue
+        if known is None:
+            known = counts() or {}
+        old_events = known.get(rel)
+        if not old_events:
+            good.append(rel)
             continue
         parsed = parse_path(root, rel, config)
         errors = [p for p in parsed.problems if p.severity == "error"]
@@ -180,11 +220,16 @@ def screen(root: Path, config: Any, paths: Iterable[str], indexed: Mapping[str, 
 def sync(root: Path, config: Any, index: Any, keys: set[str] | None = None) -> SyncResult:
     """Update `index` for `keys` (files, and folders as "dir/"), or reconcile the whole vault."""
     start = time.perf_counter()
+    stale = getattr(index, "stale_reason", lambda: None)()
+    if stale is not None:  # missing, damaged or built with other settings: rebuild from the files
+        report = index.update(None)
+        done = sorted({*report.added, *report.changed, *report.removed}) if report else []
+        return SyncResult(updated=done, report=report, seconds=time.perf_counter() - start, rebuilt=stale)
     indexed = index.indexed_files()
-    paths = plan(root, indexed, keys)
-    good, broken = screen(root, config, paths, indexed)
+    paths, settle = plan(root, indexed, keys)
+    good, broken = screen(root, config, paths, indexed, lambda: indexed_counts(index))
     result = SyncResult(updated=good, broken=broken)
-    if good:
-        result.report = index.update(good)
+    if good or settle:
+        result.report = index.update(sorted({*good, *settle}))
     result.seconds = time.perf_counter() - start
     return result

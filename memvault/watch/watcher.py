@@ -23,7 +23,7 @@ from .logsink import LogSink
 from .observe import VaultObserver
 from .paths import touched
 from .state import HEARTBEAT, WatchLock, WatchRecord, now_iso, write_record
-from .sync import SyncResult, state_tuple, sync
+from .sync import SyncResult, indexed_counts, sync
 
 DEFAULTS = {"debounce_ms": DEFAULT_DEBOUNCE * 1000, "max_delay_ms": DEFAULT_MAX_DELAY * 1000,
             "reconcile_seconds": 15.0, "commit_quiet_seconds": 10.0}
@@ -86,6 +86,7 @@ class Watcher:
         self._coalescer = Coalescer(self.options.debounce, self.options.max_delay)
         self._flags = {"config": False, "log_dir": False}
         self._stopping = False
+        self._record_due: float | None = None
         self._ready = threading.Event()
         self._startup_error: BaseException | None = None
         self._lock = WatchLock(self.root)
@@ -104,6 +105,17 @@ class Watcher:
             self._flags["config"] |= config
             self._flags["log_dir"] |= log_dir
             self.record.last_event = now_iso()
+            self._want_record()
+            self._cond.notify()
+
+    def _want_record(self) -> None:
+        """Have the worker rewrite the status record soon (call with self._cond held)."""
+        if self._record_due is None:
+            self._record_due = time.monotonic() + RECORD_EVERY
+
+    def request_record(self) -> None:
+        with self._cond:
+            self._want_record()
             self._cond.notify()
 
     # -- life cycle -------------------------------------------------------------------------
@@ -193,6 +205,8 @@ class Watcher:
         self._write_record()
         n = len(result.updated)
         caught = f"; caught up on {n} file{'s' * (n != 1)} changed while nobody watched" if n else ""
+        if result.rebuilt:
+            caught = f"; index rebuilt ({result.rebuilt})"
         self.log("ready", f"watching {self.root} ({self.record.observer}): {self.record.files_indexed} files, "
                  f"{self.record.events_indexed} entries indexed{caught} in {time.perf_counter() - start:.2f}s",
                  files=self.record.files_indexed, events=self.record.events_indexed, caught_up=result.updated)
@@ -201,13 +215,12 @@ class Watcher:
         now = time.monotonic()
         next_reconcile = now + self.options.reconcile
         next_beat = now + HEARTBEAT
-        record_due: float | None = None
         while True:
             with self._cond:
                 while not self._stopping:
                     now = time.monotonic()
                     deadline = min(self._coalescer.next_deadline() or float("inf"), next_reconcile, next_beat,
-                                   record_due or float("inf"))
+                                   self._record_due or float("inf"))
                     if now >= deadline or any(self._flags.values()):
                         break
                     self._cond.wait(deadline - now)
@@ -221,16 +234,22 @@ class Watcher:
                 self._reload()
             if keys:
                 self._batch(set(keys))
-                record_due = record_due or time.monotonic() + RECORD_EVERY
+                self.request_record()
             if stopping:
+                self._count()
                 return
             now = time.monotonic()
             if now >= next_reconcile:
                 next_reconcile = now + self.options.reconcile
                 if len(self._coalescer) == 0:  # pending work would look like missed events
                     self._reconcile()
-            if now >= next_beat or (record_due is not None and now >= record_due):
-                next_beat, record_due = now + HEARTBEAT, None
+            with self._cond:
+                due = now >= next_beat or (self._record_due is not None and now >= self._record_due)
+                if due:
+                    self._record_due = None
+                    self.record.pending = len(self._coalescer)
+            if due:
+                next_beat = now + HEARTBEAT
                 self._count()
                 self._write_record()
 
@@ -253,7 +272,9 @@ class Watcher:
         except Exception as exc:  # never die on one bad update
             self._fail(f"index update failed: {type(exc).__name__}: {exc}; retrying", keys)
             return
-        if result.updated:
+        if result.rebuilt:
+            self.log("indexed", f"index rebuilt ({result.rebuilt}) in {result.seconds:.2f}s", rebuilt=result.rebuilt)
+        elif result.updated:
             self.log("indexed", describe(result), paths=result.updated, ms=round(result.seconds * 1000, 1))
 
     def _fail(self, message: str, keys: set[str]) -> None:
@@ -269,7 +290,9 @@ class Watcher:
             self.record.add_error(f"reconcile failed: {exc}")
             self.log("error", f"reconcile failed: {exc}")
             return
-        if result.updated:
+        if result.rebuilt:
+            self.log("reconcile", f"index rebuilt ({result.rebuilt}) in {result.seconds:.2f}s")
+        elif result.updated:
             self.log("reconcile", f"reconcile found {len(result.updated)} change(s) the OS did not report "
                      f"(event queue overflow or watch limit?): " + ", ".join(result.updated[:5]),
                      paths=result.updated)
@@ -305,8 +328,8 @@ class Watcher:
         except Exception:
             return
         self.record.files_indexed = len(indexed)
-        counts = [state_tuple(s)[3] for s in indexed.values()]
-        self.record.events_indexed = sum(c or 0 for c in counts) if all(c is not None for c in counts) else None
+        counts = indexed_counts(self.index)
+        self.record.events_indexed = sum(counts.values()) if counts is not None else None
         self.record.files_on_disk = len(disk_state(self.root))
 
     def _write_record(self) -> None:
@@ -382,8 +405,10 @@ class Committer:
             self.w.record.commit = {"error": str(exc), "at": now_iso()}
             self.w.record.add_error(f"commit failed: {exc}")
             self.w.log("error", f"commit failed, will retry after the next change: {exc}")
+            self.w.request_record()
             return
         if done is not None:
             subject = done.message.split("\n", 1)[0]
             self.w.record.commit = {"sha": done.sha, "message": subject, "at": now_iso()}
+            self.w.request_record()
             self.w.log("commit", f"committed {done.sha[:8]} {subject}", sha=done.sha, paths=list(done.paths))
