@@ -40,11 +40,11 @@ SEARCH_DEFAULTS: dict[str, Any] = {
     "curated_importance": 0.7,  # MEMORY.md holds what someone chose to keep
     "superseded_factor": 0.5,
     "candidates": 200,  # BM25 candidates re-ranked per query
-    "field_weights": {"title": 2.0, "body": 1.0, "tags": 2.0, "extra": 0.5},
+    "field_weights": {"title": 2.0, "body": 1.0, "tags": 2.0, "extra": 0.5, "context": 0.3},
     "k1": 1.2,
     "b": 0.75,
 }
-FIELDS = ("title", "body", "tags", "extra")
+FIELDS = ("title", "body", "tags", "extra", "context")
 MARK_OPEN, MARK_CLOSE = "**", "**"
 
 
@@ -59,7 +59,7 @@ class Weights:
     curated_importance: float = 0.7
     superseded_factor: float = 0.5
     candidates: int = 200
-    field_weights: tuple[float, ...] = (2.0, 1.0, 2.0, 0.5)
+    field_weights: tuple[float, ...] = (2.0, 1.0, 2.0, 0.5, 0.3)
     k1: float = 1.2
     b: float = 0.75
 
@@ -144,11 +144,28 @@ def combine(rel: float, imp: float, rec: float, conf: float, w: Weights) -> floa
     return w.relevance * rel + w.importance * imp + w.recency * rec + w.confidence * conf
 
 
-def field_texts(event: Event) -> tuple[str, str, str, str]:
-    """The text of each indexed field (title, body, tags, extra), before analysis."""
+def field_texts(event: Event, context: str = "") -> tuple[str, str, str, str, str]:
+    """The text of each indexed field (title, body, tags, extra, context), before analysis."""
     extra = " ".join(filter(None, (event.id, event.type, event.source or "", event.scope or "",
                                    " ".join(event.links), event.category or "")))
-    return event.title, event.content, " ".join(event.tags), extra
+    return event.title, event.content, " ".join(event.tags), extra, context
+
+
+def contexts(events: list[Event]) -> list[str]:
+    """Per event of one daily log (in file order), the text of the entries beside it.
+
+    A log is written in sequence, so an entry's neighbours say what it is about ("Yes, last
+    week!" answers the entry before it). Indexed as a low-weight field; curated bullets
+    stand alone and get none.
+    """
+    out = []
+    for i, ev in enumerate(events):
+        if ev.kind != "log":
+            out.append("")
+            continue
+        near = [events[j].content for j in (i - 1, i + 1) if 0 <= j < len(events) and events[j].kind == "log"]
+        out.append("\n".join(near))
+    return out
 
 
 # ------------------------------------------------------------------------------ ranking
@@ -315,13 +332,15 @@ def bm25_scores(events: list[Event], query: Query, w: Weights) -> dict[int, floa
     docs: list[Counter[str]] = []
     lengths: list[float] = []
     positions: list[list[str]] = []
-    for ev in events:
+    context = _contexts_by_position(events)
+    for ev, ctx in zip(events, context, strict=True):
         tf: Counter[str] = Counter()
         length = 0.0
         body_terms: list[str] = []
-        for weight, text in zip(w.field_weights, field_texts(ev), strict=True):
+        for name, weight, text in zip(FIELDS, w.field_weights, field_texts(ev, ctx), strict=True):
             toks = analyze(text)
-            body_terms += toks + ["\x00"]  # a field boundary no phrase crosses
+            if name != "context":  # phrases must be in the entry itself
+                body_terms += toks + ["\x00"]  # a field boundary no phrase crosses
             length += len(toks)
             for t in toks:
                 if t in terms:
@@ -345,6 +364,18 @@ def bm25_scores(events: list[Event], query: Query, w: Weights) -> dict[int, floa
                 score *= 1.25
         if score > 0:
             out[i] = score
+    return out
+
+
+def _contexts_by_position(events: list[Event]) -> list[str]:
+    by_file: dict[str, list[int]] = {}
+    for i, ev in enumerate(events):
+        by_file.setdefault(ev.file, []).append(i)
+    out = [""] * len(events)
+    for idxs in by_file.values():
+        idxs.sort(key=lambda i: events[i].line)
+        for i, ctx in zip(idxs, contexts([events[i] for i in idxs]), strict=True):
+            out[i] = ctx
     return out
 
 

@@ -172,6 +172,8 @@ def parse_query(text: str) -> Query:
                 stop = fold(w) in STOPWORDS
                 words.extend((t, stop) for t in word_terms(w))
     kept = [t for t, stop in words if not stop] or [t for t, _ in words]
+    if not kept and not q.phrases:  # only filters ("#infra", "type:decision"): search their words
+        kept = [t for v in q.tags + q.types for t in analyze(v)]
     q.terms = list(dict.fromkeys(kept))
     q.phrases = list(dict.fromkeys(q.phrases))
     q.compounds = [c for c in dict.fromkeys(q.compounds) if c not in q.phrases]

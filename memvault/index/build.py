@@ -12,6 +12,7 @@ import shutil
 import time
 from typing import TYPE_CHECKING, Any
 
+from ..rank import contexts
 from ..textproc import ANALYZER_VERSION
 from ..vault import iter_markdown
 from . import links, store
@@ -55,9 +56,9 @@ def build(index: Index, progress: Progress | None) -> UpdateReport:
             state, events, problems = got
             report.problems += problems
             report.added.append(rel)
-            for ev in events:
+            for ev, ctx in zip(events, contexts(events), strict=True):
                 rows.append(store.event_row(rowid, ev))
-                docs.append(_doc(rowid, ev))
+                docs.append(_doc(rowid, ev, ctx))
                 all_events.append((rowid, ev))
                 rowid += 1
             store.put_file(conn, rel, *_stored_stat(state), len(events), problems)

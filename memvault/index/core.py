@@ -28,7 +28,7 @@ from ..errors import ConfigError, InputError
 from ..events import Timeline
 from ..fsio import decode_text, locked
 from ..model import Event, Problem
-from ..rank import Hit, Weights, field_texts, make_filter, rank_candidates
+from ..rank import Hit, Weights, contexts, field_texts, make_filter, rank_candidates
 from ..textproc import ANALYZER_VERSION, analyzed, parse_query
 from ..vault import BIG_FILE, is_vault_markdown, iter_markdown, parse_text
 from . import links, store
@@ -204,9 +204,9 @@ class Index:
             engine.delete([r for r, _ in old])
             rows, docs, added_rowids, new_events = [], [], [], []
             for rel, (state, events, problems) in parsed.items():
-                for ev in events:
+                for ev, ctx in zip(events, contexts(events), strict=True):
                     rows.append(store.event_row(rowid, ev))
-                    docs.append(_doc(rowid, ev))
+                    docs.append(_doc(rowid, ev, ctx))
                     added_rowids.append(rowid)
                     new_events.append(ev)
                     rowid += 1
@@ -264,6 +264,28 @@ class Index:
             return {p: FileState(*st) for p, st in store.file_states(conn).items()}
         except sqlite3.DatabaseError:
             return {}
+
+    def size_bytes(self) -> int:
+        """Bytes on disk of this backend's index (store and text directory)."""
+        parts = [self.db_path] + (list((self.dir / self.backend).rglob("*")) if (self.dir / self.backend).is_dir() else [])
+        return sum(p.stat().st_size for p in parts if p.is_file())
+
+    def events(self) -> list[Event]:
+        """Every indexed event (as parsed when indexed), in file and line order."""
+        conn, _ = self._open()
+        return [e for _, e in sorted(store.load_events(conn), key=lambda p: (p[1].file, p[1].line))]
+
+    def edges(self) -> tuple[dict[str, str], set[tuple[str, str]]]:
+        """The resolved graph: (supersedes new->old, {(reconfirmer, target)})."""
+        conn, _ = self._open()
+        sup: dict[str, str] = {}
+        rec: set[tuple[str, str]] = set()
+        for src, kind, target in conn.execute("SELECT src, kind, target FROM refs WHERE target IS NOT NULL"):
+            if kind == "s":
+                sup[src] = target
+            else:
+                rec.add((src, target))
+        return sup, rec
 
     def search(self, query: str, *, limit: int = 10, types: Iterable[str] = (), tags: Iterable[str] = (),
                since: datetime | None = None, until: datetime | None = None, include_all: bool = False,
@@ -325,7 +347,7 @@ class Index:
                 changed.append(rel)
         changed.sort()
         last = float(meta["last_update"]) if meta.get("last_update") else None
-        size = sum(p.stat().st_size for p in self.dir.rglob("*") if p.is_file()) if self.dir.exists() else 0
+        size = self.size_bytes()
         stale_reason = reason or (f"{len(changed)} file(s) changed since the last update" if changed else None)
         return IndexStatus(
             backend=self.backend, path=self.dir, exists=exists, stale=stale_reason is not None,
@@ -383,9 +405,8 @@ def _stored_stat(state: FileState) -> tuple[int, int, str]:
     return state.size, (-1 if racy else state.mtime_ns), state.sha256
 
 
-def _doc(rowid: int, ev: Event) -> Doc:
-    title, body, tags, extra = field_texts(ev)
-    return rowid, (analyzed(title), analyzed(body), analyzed(tags), analyzed(extra))
+def _doc(rowid: int, ev: Event, context: str = "") -> Doc:
+    return rowid, tuple(analyzed(text) for text in field_texts(ev, context))  # type: ignore[return-value]
 
 
 def _events_of_files(conn: sqlite3.Connection, files: list[str]) -> list[tuple[int, Event]]:

@@ -1,6 +1,6 @@
 """The small interface a full-text backend implements, and the records the index returns.
 
-A backend stores, per event row, four pre-analysed fields (title, body, tags, extra; terms
+A backend stores, per event row, five pre-analysed fields (title, body, tags, extra, context; terms
 separated by spaces, see `textproc.analyzed`) and answers a parsed `Query` with
 (rowid, BM25) pairs, best first. Everything else (files, events, links, ranking) is shared.
 """
@@ -16,7 +16,7 @@ from ..model import Problem
 from ..render import iso
 from ..textproc import Query
 
-Doc = tuple[int, tuple[str, str, str, str]]
+Doc = tuple[int, tuple[str, str, str, str, str]]
 
 
 class Engine(Protocol):

@@ -12,7 +12,7 @@ import sqlite3
 from ..textproc import Query
 from .engine import Doc
 
-COLUMNS = ("title", "body", "tags", "extra")
+COLUMNS = ("title", "body", "tags", "extra", "context")
 
 
 def match_expression(q: Query) -> str:
@@ -22,10 +22,12 @@ def match_expression(q: Query) -> str:
         return '"' + " ".join(terms).replace('"', '""') + '"'
 
     optional = [quote((t,)) for t in q.terms] + [quote(c) for c in q.compounds]
-    required = [quote(p) for p in q.phrases]
-    if not required:
+    if not q.phrases:
         return " OR ".join(optional)
-    return " AND ".join(required) + " AND (" + " OR ".join(required + optional) + ")"
+    # a quoted phrase must be in the entry itself, not only in its neighbours' context
+    own = "{" + " ".join(c for c in COLUMNS if c != "context") + "} : "
+    required = [own + quote(p) for p in q.phrases]
+    return " AND ".join(required) + " AND (" + " OR ".join([quote(p) for p in q.phrases] + optional) + ")"
 
 
 class SqliteEngine:
@@ -39,7 +41,7 @@ class SqliteEngine:
     def create(self) -> None:
         self.conn.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5("
-            "title, body, tags, extra, tokenize = 'unicode61 remove_diacritics 0')"
+            "title, body, tags, extra, context, tokenize = 'unicode61 remove_diacritics 0')"
         )
 
     def begin(self) -> None:  # the store's transaction covers us
@@ -47,7 +49,7 @@ class SqliteEngine:
 
     def add(self, docs: list[Doc]) -> None:
         self.conn.executemany(
-            "INSERT INTO fts (rowid, title, body, tags, extra) VALUES (?,?,?,?,?)",
+            "INSERT INTO fts (rowid, title, body, tags, extra, context) VALUES (?,?,?,?,?,?)",
             [(rowid, *fields) for rowid, fields in docs],
         )
 

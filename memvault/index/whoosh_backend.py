@@ -18,7 +18,7 @@ from ..errors import ConfigError
 from ..textproc import Query
 from .engine import Doc
 
-FIELDS = ("title", "body", "tags", "extra")
+FIELDS = ("title", "body", "tags", "extra", "context")
 GENERATION_FILE = "GENERATION"
 
 
@@ -103,13 +103,15 @@ class WhooshEngine:
         Q = self.w.query
         fields = [f for f in FIELDS if self.weights[f] > 0]
 
-        def any_field(terms: tuple[str, ...]):
+        def any_field(terms: tuple[str, ...], among=fields):
             if len(terms) == 1:
-                return Q.Or([Q.Term(f, terms[0], boost=self.weights[f]) for f in fields])
-            return Q.Or([Q.Phrase(f, list(terms), boost=self.weights[f]) for f in fields])
+                return Q.Or([Q.Term(f, terms[0], boost=self.weights[f]) for f in among])
+            return Q.Or([Q.Phrase(f, list(terms), boost=self.weights[f]) for f in among])
 
         optional = [any_field((t,)) for t in q.terms] + [any_field(c) for c in q.compounds]
-        required = [any_field(p) for p in q.phrases]
+        # a quoted phrase must be in the entry itself, not only in its neighbours' context
+        own = [f for f in fields if f != "context"]
+        required = [any_field(p, own) for p in q.phrases]
         if not required:
             return Q.Or(optional)
         return Q.And(required + [Q.Or(required + optional)])
