@@ -136,3 +136,27 @@ def test_failed_commit_is_reported_and_retried_after_the_next_change(vault):
             fh.write(entry("11:00", "C"))
         wait_for(lambda: subjects(vault)[0] == f"memvault: +2 entries in {DAY}", what="retried commit")
     assert "sha" in read_record(vault)["commit"]  # the final record, written on stop
+
+
+def test_cli_status_and_index_wait(vault, runner):
+    import json
+
+    from memvault.cli import cli
+
+    (vault / DAY).write_text(log_file("2026-02-21", entry("09:15", "Waited for")))
+    got = runner.invoke(cli, ["status"])
+    assert got.exit_code == 0, got.output
+    assert "watcher: no watcher running; the index is behind the files" in got.output
+    got = runner.invoke(cli, ["index", "--wait", "--json"])
+    assert got.exit_code == 0, got.output
+    assert json.loads(got.output)["watcher"] == "not running"
+    assert "Waited for" in contents(vault)
+    with watching(vault):
+        got = runner.invoke(cli, ["status", "--json"])
+        assert got.exit_code == 0, got.output
+        data = json.loads(got.output)["watcher"]
+        assert data["state"] == "running" and data["behind"] == []
+        got = runner.invoke(cli, ["index", "--wait"])
+        assert got.exit_code == 0 and "watcher running" in got.output
+    got = runner.invoke(cli, ["index", "--wait", "--rebuild"])
+    assert got.exit_code == 2 and "do not go together" in got.output

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import cli, json_option, open_vault
+from ._common import cli, emit, json_option, open_vault
 
 
 @cli.command()
@@ -34,3 +34,22 @@ def watch(ctx, commit, debounce_ms, quiet, reconcile, polling, backend, as_json)
         commit_quiet=quiet, reconcile=reconcile, observer="polling" if polling else None, backend=backend,
     )
     ctx.exit(Watcher(vault, options, LogSink(as_json=as_json)).run())
+
+
+def index_wait(ctx, *, backend: str | None, timeout: float, rebuild: bool, as_json: bool) -> None:
+    """`memvault index --wait`: one call to wait_until_indexed, then print what it did."""
+    from ..errors import InputError
+    from ..watch import wait_until_indexed
+
+    if rebuild:
+        raise InputError("--wait and --rebuild do not go together: a rebuild already returns when done")
+    report = wait_until_indexed(open_vault(ctx), timeout, backend=backend)
+    emit(report.to_dict(), as_json, _wait_text)
+
+
+def _wait_text(d: dict) -> str:
+    n = len(d["updated"])
+    lines = [f"index reflects the files ({n} file{'s' * (n != 1)} updated in {d['seconds']:.2f}s; "
+             f"watcher {d['watcher']})"]
+    lines += [f"  kept last good entries: {why}" for why in d["broken"].values()]
+    return "\n".join(lines)

@@ -68,14 +68,16 @@ def wait_until_indexed(vault: Vault, timeout: float = 30.0, *, backend: str | No
 def behind_files(vault: Vault, *, backend: str | None = None, ignore: set[str] | None = None) -> list[str]:
     """Vault files whose size or mtime differ from what the index recorded (or new, or gone)."""
     from ..index import open_index
-    from .sync import differing, disk_state
+    from .sync import differing, disk_state, split_by_hash
 
     index = open_index(vault, backend)
     try:
         indexed = index.indexed_files()
     finally:
         index.close()
-    changed, _ = differing(disk_state(vault.root), indexed)
+    disk = disk_state(vault.root)
+    changed, _ = differing(disk, indexed)
+    changed, _ = split_by_hash(vault.root, disk, changed, indexed)  # a moved mtime alone is no news
     return sorted(changed - (ignore or set()))
 
 
@@ -88,6 +90,31 @@ def watcher_health(vault: Vault, *, backend: str | None = None, now: datetime | 
     return classify(record, alive, behind, now or datetime.now(UTC))
 
 
+def status_section(vault: Vault) -> tuple[str, dict[str, Any], list[str]]:
+    """The watcher part of `memvault status`: (name, data for --json, lines for people)."""
+    health = watcher_health(vault)
+    return "watcher", health.to_dict(), health_lines(health)
+
+
+def health_lines(health: Health) -> list[str]:
+    lines = [f"watcher: {health.message}"]
+    rec = health.record or {}
+    if health.state not in ("running", "stale") or not rec:
+        return lines
+    lines.append(f"  started {rec.get('started')}; last event {rec.get('last_event') or 'none'}; "
+                 f"last update {rec.get('last_update') or 'none'}")
+    lines.append(f"  files: {rec.get('files_on_disk')} on disk, {rec.get('files_indexed')} indexed; "
+                 f"entries indexed: {rec.get('events_indexed')}")
+    lines += [f"  failing to parse: {why}" for why in (rec.get("broken") or {}).values()]
+    commit = rec.get("commit") or {}
+    if commit.get("error"):
+        lines.append(f"  last commit failed ({commit.get('at')}): {commit['error']}")
+    elif commit.get("sha"):
+        lines.append(f"  last commit {commit['sha'][:8]} {commit.get('message', '')}")
+    lines += [f"  error {e.get('at')}: {e.get('message')}" for e in (rec.get("errors") or [])[-3:]]
+    return lines
+
+
 def __getattr__(name: str) -> Any:  # the watcher pulls in watchdog: import it on demand
     if name in ("Watcher", "WatchOptions"):
         from . import watcher
@@ -97,4 +124,4 @@ def __getattr__(name: str) -> Any:  # the watcher pulls in watchdog: import it o
 
 
 __all__ = ["Health", "WaitReport", "WatcherRunning", "Watcher", "WatchOptions", "behind_files",
-           "wait_until_indexed", "watcher_health"]
+           "health_lines", "status_section", "wait_until_indexed", "watcher_health"]
