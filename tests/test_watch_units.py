@@ -117,6 +117,21 @@ def test_debounce_coalesces_a_burst_into_one_read():
     assert len(c) == 0 and c.next_deadline() is None
 
 
+def test_a_finished_write_is_read_after_a_fifth_of_the_debounce():
+    c = Coalescer(debounce=0.05, max_delay=1.0)
+    c.add(["a.md"], now=0.0)  # modified: the writer may not be done
+    c.add(["a.md"], now=0.001, complete=True)  # closed after writing
+    assert c.take_due(0.010) == []
+    assert c.take_due(0.0111) == ["a.md"]
+    c.add(["b.md"], now=0.0, complete=True)
+    c.add(["b.md"], now=0.005)  # written again: back to the full debounce
+    assert c.take_due(0.02) == [] and c.take_due(0.055) == ["b.md"]
+    assert t("closed", "/v/memory/2026-02-21.md").complete
+    assert t("moved", "/v/memory/.x.tmp", "/v/memory/2026-02-21.md").complete
+    assert not t("modified", "/v/memory/2026-02-21.md").complete
+    assert not t("created", "/v/memory/2026-02-21.md").complete
+
+
 def test_debounce_caps_the_wait_for_a_file_written_continuously():
     c = Coalescer(debounce=0.05, max_delay=0.2)
     now = 0.0

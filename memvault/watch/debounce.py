@@ -2,7 +2,10 @@
 
 A path is due once it has been quiet for `debounce` seconds (trailing edge), or once it
 has waited `max_delay` seconds since its first unprocessed event, so a file that is
-written continuously is still indexed regularly. Time is passed in, never read, so the
+written continuously is still indexed regularly. When a path's latest event says the
+write is over (closed after writing, renamed into place, deleted), a fifth of the
+debounce is enough: editors' saves end that way, so a save is indexed sooner, while a
+burst of writes (each ending with a close) still collapses into one read. Time is passed in, never read, so the
 rules are tested without sleeping.
 """
 
@@ -13,12 +16,14 @@ from dataclasses import dataclass
 
 DEFAULT_DEBOUNCE = 0.05
 DEFAULT_MAX_DELAY = 1.0
+SETTLED_FRACTION = 0.2
 
 
 @dataclass
 class _Pending:
     first: float
     last: float
+    complete: bool = False  # the latest event ended a write
 
 
 class Coalescer:
@@ -26,22 +31,25 @@ class Coalescer:
         if debounce < 0 or max_delay < debounce:
             raise ValueError(f"need 0 <= debounce ({debounce}) <= max_delay ({max_delay})")
         self.debounce = debounce
+        self.settled = debounce * SETTLED_FRACTION
         self.max_delay = max_delay
         self._pending: dict[str, _Pending] = {}
 
     def __len__(self) -> int:
         return len(self._pending)
 
-    def add(self, keys: Iterable[str], now: float) -> None:
+    def add(self, keys: Iterable[str], now: float, *, complete: bool = False) -> None:
         for key in keys:
             entry = self._pending.get(key)
             if entry is None:
-                self._pending[key] = _Pending(now, now)
+                self._pending[key] = _Pending(now, now, complete)
             else:
-                entry.last = now
+                entry.last = max(entry.last, now)
+                entry.complete = complete
 
     def _deadline(self, entry: _Pending) -> float:
-        return min(entry.last + self.debounce, entry.first + self.max_delay)
+        wait = self.settled if entry.complete else self.debounce
+        return min(entry.last + wait, entry.first + self.max_delay)
 
     def next_deadline(self) -> float | None:
         """When the next path falls due, or None when nothing is pending."""

@@ -23,6 +23,8 @@ TEMP_SUFFIXES = (".swp", ".swo", ".swx", "~", ".tmp", ".mvtmp", ".part", ".crdow
 IGNORED_NAMES = frozenset({".DS_Store", "4913"})  # 4913: vim's "can I write here" probe
 # Events that cannot change a file's content.
 NO_CHANGE_EVENTS = frozenset({"opened", "closed_no_write"})
+# Events that end a write: the file is whole now (see debounce.py).
+COMPLETE_EVENTS = frozenset({"closed", "moved", "deleted"})
 
 
 def is_ignored(relpath: str) -> bool:
@@ -64,6 +66,7 @@ class Touch:
     keys: frozenset[str] = frozenset()  # files, and folders as "dir/", to re-read
     config: bool = False  # memvault.toml changed
     log_dir: bool = False  # memory/ itself appeared, vanished or moved: watch it again
+    complete: bool = False  # the event ends a write (closed, renamed into place, deleted)
 
     def __bool__(self) -> bool:
         return bool(self.keys) or self.config or self.log_dir
@@ -111,7 +114,9 @@ def touched(event_type: str, src: str, dest: str, is_directory: bool, root: str)
                 keys.add(rel + "/")
         elif is_watched_file(rel):
             keys.add(rel)
-    return Touch(frozenset(keys), config, log_dir) if keys or config or log_dir else NOTHING
+    if not (keys or config or log_dir):
+        return NOTHING
+    return Touch(frozenset(keys), config, log_dir, event_type in COMPLETE_EVENTS)
 
 
 def under(key: str, relpath: str) -> bool:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MemvaultError
-from ..fsio import DERIVED_DIR, atomic_write
+from ..fsio import DERIVED_DIR
 
 LOCK_NAME = "watch.lock"
 STATUS_NAME = "watch.json"
@@ -125,6 +125,7 @@ class WatchRecord:
     files_on_disk: int = 0
     files_indexed: int = 0
     events_indexed: int | None = None
+    events_on_disk: int | None = None  # the index plus what the files failing to parse hold now
     broken: dict[str, str] = field(default_factory=dict)  # path -> why its last good entries are kept
     errors: list[dict[str, str]] = field(default_factory=list)
     commit: dict[str, Any] = field(default_factory=dict)
@@ -137,9 +138,10 @@ class WatchRecord:
         return dict(self.__dict__)
 
 
-def write_record(root: Path, record: WatchRecord) -> None:
+def record_text(record: WatchRecord) -> str:
     record.heartbeat = now_iso()
-    atomic_write(status_path(root), json.dumps(record.to_dict(), indent=1) + "\n")
+    return json.dumps(record.to_dict(), indent=1) + "\n"
+
 
 
 def read_record(root: Path) -> dict[str, Any] | None:

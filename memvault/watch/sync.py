@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ class Stat:
 class SyncResult:
     updated: list[str] = field(default_factory=list)  # paths handed to the index
     broken: dict[str, str] = field(default_factory=dict)  # path -> first error; last good kept
+    broken_delta: dict[str, int] = field(default_factory=dict)  # path -> entries now minus kept
     report: Any = None  # the index's UpdateReport
     seconds: float = 0.0
     rebuilt: str | None = None  # why the index was rebuilt instead
@@ -98,21 +99,20 @@ def disk_state(root: Path, folders: Iterable[str] | None = None) -> dict[str, St
         if st is not None:
             out[MEMORY_FILE] = st
         wanted = [LOG_DIR]
-    stack = [root / w for w in wanted]
-    while stack:
-        folder = stack.pop()
+    stack = [(os.path.join(root, w), w) for w in wanted]
+    while stack:  # plain strings, not Path objects: this runs over every file of the vault
+        folder, rel_folder = stack.pop()
         try:
             entries = list(os.scandir(folder))
         except OSError:
             continue
         for entry in entries:
-            rel = Path(entry.path).relative_to(root).as_posix()
-            if is_ignored(rel):
-                continue
+            rel = f"{rel_folder}/{entry.name}"
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    stack.append(Path(entry.path))
-                elif is_watched_file(rel) and entry.is_file():
+                    if not is_ignored(rel):
+                        stack.append((entry.path, rel))
+                elif entry.name.endswith(".md") and is_watched_file(rel) and entry.is_file():
                     st = entry.stat()
                     out[rel] = Stat(st.st_size, st.st_mtime_ns)
             except OSError:
@@ -144,16 +144,23 @@ def racy(root: Path, disk: Mapping[str, Stat], same: set[str], indexed: Mapping[
 
 # -- the sync itself ----------------------------------------------------------------------
 
-def plan(root: Path, indexed: Mapping[str, Any], keys: set[str] | None) -> tuple[set[str], set[str]]:
+def plan(root: Path, indexed: Mapping[str, Any], keys: set[str] | None,
+         snapshot: Mapping[str, Stat] | None = None) -> tuple[set[str], set[str]]:
     """(files to re-read, files to settle): the files named (folders expanded), or, for a
     reconcile, every file that differs. "Settle" files differ only in the recorded mtime
     (the index records an impossible one for files written moments before it read them)
     while their content hash is unchanged: the index refreshes their record, and they are
-    not news."""
+    not news. A reconcile may start from a `snapshot` of the disk taken moments earlier by
+    another thread; the files it shows as different are stat'ed again before they count."""
     if keys is None:
-        disk = disk_state(root)
+        disk = disk_state(root) if snapshot is None else snapshot
         changed, same = differing(disk, indexed)
-        return split_by_hash(root, disk, changed | racy(root, disk, same, indexed), indexed)
+        changed |= racy(root, disk, same, indexed)
+        if snapshot is not None:
+            disk = {p: st for p in changed if (st := stat_file(root, p)) is not None}
+            changed, same = differing(disk, {p: indexed[p] for p in changed if p in indexed})
+            changed |= racy(root, disk, same, indexed)
+        return split_by_hash(root, disk, changed, indexed)
     folders = [k for k in keys if k.endswith("/")]
     if not folders:
         return set(keys), set()
@@ -178,33 +185,38 @@ def split_by_hash(root: Path, disk: Mapping[str, Stat], candidates: set[str],
     return changed, settle
 
 
-def indexed_counts(index: Any) -> dict[str, int] | None:
-    """Entries the index holds per file, or None when the index cannot say."""
+def indexed_counts(index: Any, paths: Iterable[str] | None = None) -> dict[str, int] | None:
+    """Entries the index holds per indexed file (all, or those of `paths` that are indexed),
+    or None when the index cannot say."""
     public = getattr(index, "indexed_event_counts", None)
     if public is not None:
-        return public()
+        return public(paths)
     try:  # the store's per-file table; no public accessor yet (see docs/watch.md)
         conn, _ = index._open()  # noqa: SLF001
-        return {p: int(n) for p, n in conn.execute("SELECT path, events FROM files")}
+        if paths is None:
+            rows = conn.execute("SELECT path, events FROM files")
+        else:
+            wanted = sorted(set(paths))[:900]  # SQLite's bound-parameter limit
+            rows = conn.execute(f"SELECT path, events FROM files WHERE path IN ({','.join('?' * len(wanted))})",
+                                wanted)
+        return {p: int(n) for p, n in rows}
     except Exception:
         return None
 
 
-def screen(root: Path, config: Any, paths: Iterable[str], indexed: Mapping[str, Any],
-           counts: Callable[[], dict[str, int] | None]) -> tuple[list[str], dict[str, str]]:
-    """Split `paths` into those to index and those whose last good version is kept."""
+def screen(root: Path, config: Any, paths: Iterable[str],
+           counts: Mapping[str, int | None]) -> tuple[list[str], dict[str, str], dict[str, int]]:
+    """Split `paths` into those to index and those whose last good version is kept.
+
+    `counts` maps every indexed file among `paths` to the entries the index holds for it
+    (None when unknown: the file is then indexed as it is)."""
     good: list[str] = []
     broken: dict[str, str] = {}
-    known: dict[str, int] | None = None
+    delta: dict[str, int] = {}
     for rel in sorted(paths):
-        if rel not in indexed or not (root / rel).is_file():
-            good.append(rel)  # new files and deletions need no check
-            continue
-        if known is None:
-            known = counts() or {}
-        old_events = known.get(rel)
-        if not old_events:
-            good.append(rel)
+        old_events = counts.get(rel)
+        if not old_events or not (root / rel).is_file():
+            good.append(rel)  # new files, files without entries and deletions need no check
             continue
         parsed = parse_path(root, rel, config)
         errors = [p for p in parsed.problems if p.severity == "error"]
@@ -212,23 +224,31 @@ def screen(root: Path, config: Any, paths: Iterable[str], indexed: Mapping[str, 
             first = errors[0]
             broken[rel] = (f"{first.path}:{first.line}: {first.message}; keeping its last good "
                            f"{old_events} entries until it parses")
+            delta[rel] = len(parsed.events) - old_events
         else:
             good.append(rel)
-    return good, broken
+    return good, broken, delta
 
 
-def sync(root: Path, config: Any, index: Any, keys: set[str] | None = None) -> SyncResult:
-    """Update `index` for `keys` (files, and folders as "dir/"), or reconcile the whole vault."""
+def sync(root: Path, config: Any, index: Any, keys: set[str] | None = None,
+         snapshot: Mapping[str, Stat] | None = None) -> SyncResult:
+    """Update `index` for `keys` (files, and folders as "dir/"), or reconcile the whole vault
+    (from `snapshot`, when the disk was already scanned)."""
     start = time.perf_counter()
     stale = getattr(index, "stale_reason", lambda: None)()
     if stale is not None:  # missing, damaged or built with other settings: rebuild from the files
         report = index.update(None)
         done = sorted({*report.added, *report.changed, *report.removed}) if report else []
         return SyncResult(updated=done, report=report, seconds=time.perf_counter() - start, rebuilt=stale)
-    indexed = index.indexed_files()
-    paths, settle = plan(root, indexed, keys)
-    good, broken = screen(root, config, paths, indexed, lambda: indexed_counts(index))
-    result = SyncResult(updated=good, broken=broken)
+    if keys is not None and not any(k.endswith("/") for k in keys) and len(keys) <= 900:
+        # the common case, a few saved files: no need for the whole per-file table
+        paths, settle = set(keys), set()
+        counts = indexed_counts(index, paths)
+    else:
+        paths, settle = plan(root, index.indexed_files(), keys, snapshot)
+        counts = indexed_counts(index, paths if len(paths) <= 900 else None)
+    good, broken, delta = screen(root, config, paths, counts or {})
+    result = SyncResult(updated=good, broken=broken, broken_delta=delta)
     if good or settle:
         result.report = index.update(sorted({*good, *settle}))
     result.seconds = time.perf_counter() - start

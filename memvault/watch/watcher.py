@@ -14,16 +14,18 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..errors import GitError, MemvaultError
+from ..fsio import atomic_write
 from ..vault import Vault
 from .debounce import DEFAULT_DEBOUNCE, DEFAULT_MAX_DELAY, Coalescer
 from .logsink import LogSink
 from .observe import VaultObserver
 from .paths import touched
-from .state import HEARTBEAT, WatchLock, WatchRecord, now_iso, write_record
-from .sync import SyncResult, indexed_counts, sync
+from .state import HEARTBEAT, WatchLock, WatchRecord, now_iso, record_text, status_path
+from .sync import Stat, SyncResult, disk_state, indexed_counts, sync
 
 DEFAULTS = {"debounce_ms": DEFAULT_DEBOUNCE * 1000, "max_delay_ms": DEFAULT_MAX_DELAY * 1000,
             "reconcile_seconds": 15.0, "commit_quiet_seconds": 10.0}
@@ -65,7 +67,7 @@ class _Handler:
         t = touched(event.event_type, _s(event.src_path), _s(getattr(event, "dest_path", "")),
                     event.is_directory, str(self.w.root))
         if t:
-            self.w.enqueue(t.keys, config=t.config, log_dir=t.log_dir)
+            self.w.enqueue(t.keys, config=t.config, log_dir=t.log_dir, complete=t.complete)
 
 
 def _s(path: Any) -> str:
@@ -87,6 +89,10 @@ class Watcher:
         self._flags = {"config": False, "log_dir": False}
         self._stopping = False
         self._record_due: float | None = None
+        self._snapshot: dict[str, Stat] | None = None  # from the scanner thread, for a reconcile
+        self._broken_delta: dict[str, int] = {}  # entries on disk minus indexed, per broken file
+        self._recorder = RecordWriter(self.root, self.log)
+        self._scanner = Scanner(self)
         self._ready = threading.Event()
         self._startup_error: BaseException | None = None
         self._lock = WatchLock(self.root)
@@ -99,9 +105,10 @@ class Watcher:
 
     # -- events in ------------------------------------------------------------------------
 
-    def enqueue(self, keys: frozenset[str] | set[str], *, config: bool = False, log_dir: bool = False) -> None:
+    def enqueue(self, keys: frozenset[str] | set[str], *, config: bool = False, log_dir: bool = False,
+                complete: bool = False) -> None:
         with self._cond:
-            self._coalescer.add(keys, time.monotonic())
+            self._coalescer.add(keys, time.monotonic(), complete=complete)
             self._flags["config"] |= config
             self._flags["log_dir"] |= log_dir
             self.record.last_event = now_iso()
@@ -128,27 +135,33 @@ class Watcher:
             if self.options.commit:
                 self._committer = Committer(self)
                 self._committer.check()
+            self._recorder.start()
             self._worker = threading.Thread(target=self._work, name="memvault-watch", daemon=True)
             self._worker.start()
             self._ready.wait(timeout)
             if self._startup_error is not None:
                 raise self._startup_error
+            self._scanner.start()
             if self._committer is not None:
                 self._committer.start()
         except BaseException:
+            self._scanner.stop()
             self._shutdown_threads()
+            self._recorder.stop()
             self._lock.release()
             raise
 
     def stop(self) -> None:
         """Flush what is pending, commit if asked, write the final record, let go of the lock."""
         self._observer.stop()
+        self._scanner.stop()
         self._shutdown_threads()
         if self._committer is not None:
             self._committer.stop()
         self.record.state = "stopped"
         self.record.pending = 0
         self._write_record()
+        self._recorder.stop()
         self._lock.release()
         self.log("stop", "stopped; index is up to date" if not self.record.broken else
                  f"stopped; {len(self.record.broken)} file(s) still fail to parse")
@@ -199,10 +212,12 @@ class Watcher:
 
     def _first_sync(self) -> None:
         start = time.perf_counter()
-        result = self._sync(None)
+        disk = disk_state(self.root)
+        self.record.files_on_disk = len(disk)
+        result = self._sync(None, disk)
         self.record.state = "ready"
         self._count()
-        self._write_record()
+        self._recorder.write_now(self.record)  # on disk before start() returns
         n = len(result.updated)
         caught = f"; caught up on {n} file{'s' * (n != 1)} changed while nobody watched" if n else ""
         if result.rebuilt:
@@ -211,22 +226,29 @@ class Watcher:
                  f"{self.record.events_indexed} entries indexed{caught} in {time.perf_counter() - start:.2f}s",
                  files=self.record.files_indexed, events=self.record.events_indexed, caught_up=result.updated)
 
+    def offer_snapshot(self, disk: dict[str, Stat]) -> None:
+        """The scanner's view of the disk, for the next light reconcile."""
+        with self._cond:
+            self._snapshot = disk
+            self._cond.notify()
+
     def _loop(self) -> None:
-        now = time.monotonic()
-        next_reconcile = now + self.options.reconcile
-        next_beat = now + HEARTBEAT
+        next_beat = time.monotonic() + HEARTBEAT
         while True:
             with self._cond:
                 while not self._stopping:
                     now = time.monotonic()
-                    deadline = min(self._coalescer.next_deadline() or float("inf"), next_reconcile, next_beat,
+                    deadline = min(self._coalescer.next_deadline() or float("inf"), next_beat,
                                    self._record_due or float("inf"))
-                    if now >= deadline or any(self._flags.values()):
+                    if now >= deadline or any(self._flags.values()) or self._snapshot is not None:
                         break
                     self._cond.wait(deadline - now)
                 stopping = self._stopping
                 keys = self._coalescer.take_all() if stopping else self._coalescer.take_due(now)
                 flags, self._flags = self._flags, {"config": False, "log_dir": False}
+                snapshot, self._snapshot = self._snapshot, None
+                if len(self._coalescer):  # pending work would look like missed events: next time
+                    snapshot = None
                 self.record.pending = len(self._coalescer)
             if flags["log_dir"]:
                 self._observer.rewatch_log_dir()
@@ -238,11 +260,10 @@ class Watcher:
             if stopping:
                 self._count()
                 return
+            if snapshot is not None:
+                self.record.files_on_disk = len(snapshot)
+                self._reconcile(snapshot)
             now = time.monotonic()
-            if now >= next_reconcile:
-                next_reconcile = now + self.options.reconcile
-                if len(self._coalescer) == 0:  # pending work would look like missed events
-                    self._reconcile()
             with self._cond:
                 due = now >= next_beat or (self._record_due is not None and now >= self._record_due)
                 if due:
@@ -253,8 +274,8 @@ class Watcher:
                 self._count()
                 self._write_record()
 
-    def _sync(self, keys: set[str] | None) -> SyncResult:
-        result = sync(self.root, self.vault.config, self.index, keys)
+    def _sync(self, keys: set[str] | None, snapshot: dict[str, Stat] | None = None) -> SyncResult:
+        result = sync(self.root, self.vault.config, self.index, keys, snapshot)
         self._note_broken(result)
         if result.updated or result.broken:
             self.record.last_update = now_iso()
@@ -283,9 +304,9 @@ class Watcher:
         with self._cond:  # re-queued with a delay, so a persistent failure cannot spin
             self._coalescer.add(keys, time.monotonic() + RETRY_SECONDS)
 
-    def _reconcile(self) -> None:
+    def _reconcile(self, snapshot: dict[str, Stat] | None = None) -> None:
         try:
-            result = self._sync(None)
+            result = self._sync(None, snapshot)
         except Exception as exc:
             self.record.add_error(f"reconcile failed: {exc}")
             self.log("error", f"reconcile failed: {exc}")
@@ -299,8 +320,10 @@ class Watcher:
 
     def _note_broken(self, result: SyncResult) -> None:
         for path in result.updated:
+            self._broken_delta.pop(path, None)
             if self.record.broken.pop(path, None) is not None:
                 self.log("fixed", f"{path} parses again; indexed", path=path)
+        self._broken_delta.update(result.broken_delta)
         for path, why in result.broken.items():
             if self.record.broken.get(path) != why:
                 self.record.broken[path] = why
@@ -321,22 +344,100 @@ class Watcher:
         self._reconcile()
 
     def _count(self) -> None:
-        from .sync import disk_state
-
+        """Files and entries in the index (one small query); entries on disk as the watcher
+        knows them: the index plus what the files that fail to parse hold now."""
         try:
-            indexed = self.index.indexed_files()
+            counts = indexed_counts(self.index)
         except Exception:
+            counts = None
+        if counts is None:
             return
-        self.record.files_indexed = len(indexed)
-        counts = indexed_counts(self.index)
-        self.record.events_indexed = sum(counts.values()) if counts is not None else None
-        self.record.files_on_disk = len(disk_state(self.root))
+        self.record.files_indexed = len(counts)
+        self.record.events_indexed = sum(counts.values())
+        if not self.record.pending:
+            self.record.events_on_disk = self.record.events_indexed + sum(self._broken_delta.values())
 
     def _write_record(self) -> None:
-        try:
-            write_record(self.root, self.record)
-        except OSError as exc:
-            self.log("error", f"cannot write the status record: {exc}")
+        self._recorder.submit(self.record)
+
+
+class RecordWriter:
+    """Writes the status record on its own thread: an fsync must not delay an index update."""
+
+    def __init__(self, root: Path, log: LogSink):
+        self.root = root
+        self.log = log
+        self._cond = threading.Condition()
+        self._text: str | None = None
+        self._stopping = False
+        self._write_lock = threading.Lock()
+        self._thread = threading.Thread(target=self._loop, name="memvault-watch-record", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def submit(self, record: WatchRecord) -> None:
+        text = record_text(record)  # serialised here, so the record may change right after
+        with self._cond:
+            self._text = text
+            self._cond.notify()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopping = True
+            self._cond.notify()
+        if self._thread.is_alive():
+            self._thread.join()
+        self._flush()
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while self._text is None and not self._stopping:
+                    self._cond.wait()
+                if self._stopping:
+                    return
+            self._flush()
+
+    def write_now(self, record: WatchRecord) -> None:
+        self.submit(record)
+        self._flush()
+
+    def _flush(self) -> None:
+        with self._write_lock:  # taken before the text, so a newer record is never overwritten
+            with self._cond:
+                text, self._text = self._text, None
+            if text is None:
+                return
+            try:
+                atomic_write(status_path(self.root), text)
+            except OSError as exc:
+                self.log("error", f"cannot write the status record: {exc}")
+
+
+class Scanner:
+    """Takes the light reconcile's look at the disk (sizes and mtimes of every file) off the
+    worker thread, every `reconcile` seconds, so a save is never queued behind a scan."""
+
+    def __init__(self, watcher: Watcher):
+        self.w = watcher
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="memvault-watch-scan", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.w.options.reconcile):
+            try:
+                self.w.offer_snapshot(disk_state(self.w.root))
+            except Exception as exc:  # never let a scan error end the reconciles
+                self.w.log("error", f"scanning the vault failed: {exc}")
 
 
 def describe(result: SyncResult) -> str:
