@@ -87,6 +87,10 @@ class Child:
                       if ":" in line)
         return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
 
+    def cpu_seconds(self) -> float:
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self) -> int:
         self.proc.send_signal(signal.SIGTERM)
         return self.proc.wait(timeout=120)
@@ -202,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--files", type=int, default=5_000)
     ap.add_argument("--saves", type=int, default=200)
     ap.add_argument("--floor-saves", type=int, help="default: as many as --saves")
+    ap.add_argument("--idle", type=float, default=20.0, help="seconds of idle CPU measurement")
     ap.add_argument("--burst-files", type=int, default=100)
     ap.add_argument("--burst-writes", type=int, default=1000)
     args = ap.parse_args(argv)
@@ -228,6 +233,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"watcher ready in {time.perf_counter() - child.started:.2f}s (process start + reconcile): "
           f"{ready['message']}")
     rss0 = child.rss()
+    cpu0 = child.cpu_seconds()
+    time.sleep(args.idle)
+    idle = (child.cpu_seconds() - cpu0) / args.idle
+    print(f"idle watcher CPU over {args.idle:g}s: {idle * 100:.2f}% of one core")
     child.drain()
     in_place, atomic = latency(root, index, args.saves, False, "w", child)
     both = in_place + atomic

@@ -51,6 +51,18 @@ def test_atomic_save_temp_then_rename(vault):
     assert not [line for line in w.log.lines if ".tmp" in line["message"]]
 
 
+def test_vim_backup_dance(vault):
+    path = vault / DAY
+    with watching(vault) as w:
+        (vault / "memory" / "4913").write_text("")  # vim's "may I write here" probe
+        (vault / "memory" / "4913").unlink()
+        os.rename(path, vault / "memory" / "2026-02-21.md~")  # backup by renaming the original
+        path.write_text(log_file("2026-02-21", entry("09:15", "Saved by vim")))
+        (vault / "memory" / "2026-02-21.md~").unlink()
+        wait_for(lambda: "Saved by vim" in contents(vault) and in_sync(vault), what="vim save")
+    assert not [line for line in w.log.lines if "4913" in line["message"] or "md~" in line["message"]]
+
+
 def test_rename_delete_and_move_out_and_back(vault, tmp_path):
     with watching(vault):
         os.makedirs(vault / "memory" / "2026")

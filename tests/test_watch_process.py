@@ -160,3 +160,13 @@ def test_cli_status_and_index_wait(vault, runner):
         assert got.exit_code == 0 and "watcher running" in got.output
     got = runner.invoke(cli, ["index", "--wait", "--rebuild"])
     assert got.exit_code == 2 and "do not go together" in got.output
+
+
+def test_commit_needs_a_git_repository(vault_dir, runner):
+    from memvault.cli import cli
+
+    init_vault(vault_dir, timezone="UTC", git=False)
+    got = runner.invoke(cli, ["watch", "--commit"])
+    assert got.exit_code == 1 and "not in a git repository" in got.output
+    got = runner.invoke(cli, ["status"])  # the refused watcher left no lock and no "gone" record
+    assert "watcher: no watcher running" in got.output

@@ -201,3 +201,16 @@ def test_health_gone_stale_and_not_running():
     assert h.state == "not running" and h.message == "no watcher running"
     h = classify(None, alive=False, behind=["MEMORY.md"], now=NOW)
     assert h.state == "not running" and "memvault index" in h.message
+
+
+def test_watch_limit_errors_are_recognised():
+    import errno
+
+    from memvault.watch.observe import is_watch_limit, limit_message
+
+    assert is_watch_limit(OSError(errno.ENOSPC, "inotify watch limit reached"))
+    assert is_watch_limit(OSError(errno.EMFILE, "inotify instance limit reached"))
+    assert not is_watch_limit(OSError(errno.ENOENT, "gone"))
+    assert not is_watch_limit(ValueError("x"))
+    msg = limit_message(OSError(errno.ENOSPC, "inotify watch limit reached"))
+    assert "falling back to polling" in msg and "max_user_watches" in msg

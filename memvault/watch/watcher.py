@@ -131,20 +131,22 @@ class Watcher:
         """Take the vault's watcher lock, start watching, reconcile; return once ready."""
         self._lock.acquire()
         try:
-            self.record.observer = self._observer.start()
             if self.options.commit:
                 self._committer = Committer(self)
                 self._committer.check()
+            self.record.observer = self._observer.start()  # before the reconcile: no change slips between
             self._recorder.start()
             self._worker = threading.Thread(target=self._work, name="memvault-watch", daemon=True)
             self._worker.start()
-            self._ready.wait(timeout)
+            if not self._ready.wait(timeout):
+                raise MemvaultError(f"the watcher did not get ready within {timeout:g}s")
             if self._startup_error is not None:
                 raise self._startup_error
             self._scanner.start()
             if self._committer is not None:
                 self._committer.start()
         except BaseException:
+            self._observer.stop()
             self._scanner.stop()
             self._shutdown_threads()
             self._recorder.stop()
