@@ -131,3 +131,29 @@ def _check_text(problems, errors: int) -> str:
     warnings = len(problems) - errors
     lines.append(f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}")
     return "\n".join(lines)
+
+
+@cli.command()
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.pass_context
+def demo(ctx, directory: str) -> None:
+    """Build a demo vault in DIRECTORY (the seed's story, committed day by day) and tour it."""
+    from ..demo import build_demo, demo_dates
+
+    root = build_demo(Path(directory))
+    click.echo(f"demo vault in {root}\n")
+    ctx.find_root().obj["vault_path"] = str(root)
+    for title, command, kwargs in _tour(demo_dates()["d0"]):
+        click.echo(f"$ memvault {title}")
+        ctx.invoke(command, **kwargs)
+        click.echo("")
+
+
+def _tour(d0: str):
+    """The commands the demo runs, as (what to show, command, arguments)."""
+    friday = f"{d0}T14:30"
+    return [
+        ("list", list_cmd, {"types": (), "since": None, "until": None, "tags": (), "include_all": False, "as_json": False}),
+        (f"show {friday}", show, {"event_id": friday, "as_json": False}),
+        ("check", check, {"as_json": False}),
+    ]
