@@ -18,7 +18,6 @@ time travel can rank "as search would have at T" without an index.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -38,7 +37,7 @@ SEARCH_DEFAULTS: dict[str, Any] = {
     "recency_lambda": 0.01,  # per hour: the recall protocol's starting value (half-life ~69 h)
     "importance_default": 0.5,
     "curated_importance": 0.7,  # MEMORY.md holds what someone chose to keep
-    "superseded_factor": 0.5,
+    "superseded_factor": 0.8,
     "candidates": 200,  # BM25 candidates re-ranked per query
     "field_weights": {"title": 2.0, "body": 1.0, "tags": 2.0, "extra": 0.5, "context": 0.3},
     "k1": 1.2,
@@ -57,7 +56,7 @@ class Weights:
     recency_lambda: float = 0.01
     importance_default: float = 0.5
     curated_importance: float = 0.7
-    superseded_factor: float = 0.5
+    superseded_factor: float = 0.8
     candidates: int = 200
     field_weights: tuple[float, ...] = (2.0, 1.0, 2.0, 0.5, 0.3)
     k1: float = 1.2
@@ -325,46 +324,55 @@ def _best_window(spans: list[tuple[int, int]], width: int, length: int) -> int:
 
 
 def bm25_scores(events: list[Event], query: Query, w: Weights) -> dict[int, float]:
-    """Okapi BM25 over the weighted fields of `events` (index in list -> score), no index."""
-    terms = query.all_terms
-    if not terms:
+    """BM25 of `events` for `query` (index in list -> score) as the FTS5 backend computes it.
+
+    Same phrase list as its MATCH expression (required phrases once on the entry's own
+    fields and once anywhere, then terms and compounds), FTS5's bm25(): per phrase the
+    column-weighted frequency, document length over all columns, IDF
+    log((N - n + 0.5) / (n + 0.5)) floored at 1e-6."""
+    scored = ([(p, True) for p in query.phrases] + [(p, False) for p in query.phrases]
+              + [((t,), False) for t in query.terms] + [(c, False) for c in query.compounds])
+    if not scored:
         return {}
-    docs: list[Counter[str]] = []
-    lengths: list[float] = []
-    positions: list[list[str]] = []
-    context = _contexts_by_position(events)
-    for ev, ctx in zip(events, context, strict=True):
-        tf: Counter[str] = Counter()
-        length = 0.0
-        body_terms: list[str] = []
-        for name, weight, text in zip(FIELDS, w.field_weights, field_texts(ev, ctx), strict=True):
-            toks = analyze(text)
-            if name != "context":  # phrases must be in the entry itself
-                body_terms += toks + ["\x00"]  # a field boundary no phrase crosses
-            length += len(toks)
-            for t in toks:
-                if t in terms:
-                    tf[t] += weight
-        docs.append(tf)
-        lengths.append(length)
-        positions.append(body_terms)
+    columns = [[analyze(text) for text in field_texts(ev, ctx)]
+               for ev, ctx in zip(events, _contexts_by_position(events), strict=True)]
+    own = [i for i, name in enumerate(FIELDS) if name != "context"]
+    freqs: list[list[float]] = []
+    hits = [0] * len(scored)
+    lengths = []
+    for cols in columns:
+        row = []
+        for k, (phrase, own_only) in enumerate(scored):
+            counts = [(i, _count_phrase(cols[i], phrase)) for i in (own if own_only else range(len(cols)))]
+            if any(c for _, c in counts):
+                hits[k] += 1
+            row.append(sum(w.field_weights[i] * c for i, c in counts))
+        freqs.append(row)
+        lengths.append(sum(len(c) for c in cols))
     n = len(events)
-    avg = (sum(lengths) / n) if n else 0.0
-    df = Counter(t for tf in docs for t in tf)
+    avg = (sum(lengths) / n) if n else 1.0
+    idf = [max(math.log((n - h + 0.5) / (h + 0.5)), 1e-6) for h in hits]
+    n_required = len(query.phrases)
     out: dict[int, float] = {}
-    for i, tf in enumerate(docs):
-        if query.phrases and not all(_has_phrase(positions[i], p) for p in query.phrases):
+    for d, row in enumerate(freqs):
+        matched = all(_count_phrase_any(columns[d], own, p) for p in query.phrases)
+        if not matched or not any(_count_phrase_any(columns[d], range(len(FIELDS)), ph)
+                                  for ph, _ in scored[n_required:]):
             continue
-        score = 0.0
-        for t, f in tf.items():
-            idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
-            score += idf * f * (w.k1 + 1) / (f + w.k1 * (1 - w.b + w.b * lengths[i] / (avg or 1)))
-        for p in query.compounds:
-            if _has_phrase(positions[i], p):
-                score *= 1.25
-        if score > 0:
-            out[i] = score
+        norm = w.k1 * (1 - w.b + w.b * lengths[d] / (avg or 1.0))
+        out[d] = sum(idf[k] * f * (w.k1 + 1) / (f + norm) for k, f in enumerate(row) if f > 0)
     return out
+
+
+def _count_phrase(tokens: list[str], phrase: tuple[str, ...]) -> int:
+    k = len(phrase)
+    if k == 1:
+        return tokens.count(phrase[0])
+    return sum(1 for i in range(len(tokens) - k + 1) if tuple(tokens[i : i + k]) == phrase)
+
+
+def _count_phrase_any(cols: list[list[str]], among: Iterable[int], phrase: tuple[str, ...]) -> bool:
+    return any(_count_phrase(cols[i], phrase) for i in among)
 
 
 def _contexts_by_position(events: list[Event]) -> list[str]:
@@ -377,11 +385,6 @@ def _contexts_by_position(events: list[Event]) -> list[str]:
         for i, ctx in zip(idxs, contexts([events[i] for i in idxs]), strict=True):
             out[i] = ctx
     return out
-
-
-def _has_phrase(tokens: list[str], phrase: tuple[str, ...]) -> bool:
-    k = len(phrase)
-    return any(tuple(tokens[i : i + k]) == phrase for i in range(len(tokens) - k + 1))
 
 
 def rank_events(

@@ -101,9 +101,24 @@ def analyze(text: str) -> list[str]:
     return [t for w in WORD_RE.findall(text) for t in word_terms(w)]
 
 
+_JOINED: dict[str, str] = {}
+
+
 def analyzed(text: str) -> str:
-    """`analyze` joined by spaces: the form both backends store and tokenise on whitespace."""
-    return " ".join(analyze(text))
+    """`analyze` joined by spaces: the form both backends store and tokenise on whitespace.
+
+    The hot path of indexing, hence a plain dict of word -> joined terms."""
+    get = _JOINED.get
+    out = []
+    for word in WORD_RE.findall(text):
+        terms = get(word)
+        if terms is None:
+            if len(_JOINED) > 500_000:
+                _JOINED.clear()
+            terms = _JOINED[word] = " ".join(word_terms(word))
+        if terms:
+            out.append(terms)
+    return " ".join(out)
 
 
 def iter_words(text: str) -> Iterator[tuple[int, int, tuple[str, ...]]]:

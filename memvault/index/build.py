@@ -7,12 +7,12 @@ file that the next rebuild removes.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import shutil
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..rank import contexts
 from ..textproc import ANALYZER_VERSION
 from ..vault import iter_markdown
 from . import links, store
@@ -25,7 +25,19 @@ BATCH = 5000
 
 
 def build(index: Index, progress: Progress | None) -> UpdateReport:
-    from .core import _doc, _read, _stored_stat
+    # 100k events are 100k long-lived objects: the cyclic GC would rescan them over and
+    # over while they accumulate (about a tenth of the build's CPU); none of them form cycles.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _build(index, progress)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _build(index: Index, progress: Progress | None) -> UpdateReport:
+    from .core import _read, _stored_stat, file_docs
 
     vault = index.vault
     report = UpdateReport()
@@ -56,11 +68,11 @@ def build(index: Index, progress: Progress | None) -> UpdateReport:
             state, events, problems = got
             report.problems += problems
             report.added.append(rel)
-            for ev, ctx in zip(events, contexts(events), strict=True):
-                rows.append(store.event_row(rowid, ev))
-                docs.append(_doc(rowid, ev, ctx))
-                all_events.append((rowid, ev))
-                rowid += 1
+            numbered = list(enumerate(events, rowid))
+            rows += [store.event_row(r, ev) for r, ev in numbered]
+            docs += file_docs(numbered)
+            all_events += numbered
+            rowid += len(events)
             store.put_file(conn, rel, *_stored_stat(state), len(events), problems)
             if len(rows) >= BATCH:
                 _flush(conn, engine, rows, docs)
@@ -70,7 +82,7 @@ def build(index: Index, progress: Progress | None) -> UpdateReport:
         meta: dict[str, Any] = {
             "schema_version": store.SCHEMA_VERSION, "analyzer_version": ANALYZER_VERSION,
             "fingerprint": index._fingerprint(), "backend": index.backend, "state": "clean",
-            "last_update": time.time(), "generation": engine.generation() or "",
+            "last_update": time.time(), "generation": engine.generation() or "", "next_rowid": rowid,
         }
         store.set_meta(conn, **meta)
         conn.execute("COMMIT")

@@ -1,5 +1,6 @@
 """SQLite FTS5 backend (the default): the text table lives in the store's own database, so
 an update of files, events, links and text is one transaction: a crash leaves the old index.
+The FTS5 table is contentless: the events table already holds the text.
 
 Terms arrive pre-analysed (`textproc`), so FTS5 only splits on spaces; its `bm25()` with
 per-column weights gives the relevance.
@@ -41,7 +42,8 @@ class SqliteEngine:
     def create(self) -> None:
         self.conn.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5("
-            "title, body, tags, extra, context, tokenize = 'unicode61 remove_diacritics 0')"
+            "title, body, tags, extra, context, content = '', "
+            "tokenize = 'unicode61 remove_diacritics 0')"
         )
 
     def begin(self) -> None:  # the store's transaction covers us
@@ -53,10 +55,13 @@ class SqliteEngine:
             [(rowid, *fields) for rowid, fields in docs],
         )
 
-    def delete(self, rowids: list[int]) -> None:
-        for start in range(0, len(rowids), 500):
-            chunk = rowids[start : start + 500]
-            self.conn.execute(f"DELETE FROM fts WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)
+    def delete(self, docs: list[Doc]) -> None:
+        # contentless table (no second copy of the text): a row is removed by giving the
+        # values it was added with, which the analyzer reproduces exactly
+        self.conn.executemany(
+            "INSERT INTO fts (fts, rowid, title, body, tags, extra, context) VALUES ('delete',?,?,?,?,?,?)",
+            [(rowid, *fields) for rowid, fields in docs],
+        )
 
     def commit(self) -> None:
         pass

@@ -13,6 +13,7 @@ the same database, or a whoosh directory). Tables:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from datetime import datetime
@@ -21,7 +22,7 @@ from typing import Any
 
 from ..model import Event, Problem
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -82,14 +83,29 @@ def set_meta(conn: sqlite3.Connection, **values: Any) -> None:
 # ------------------------------------------------------------------------------ events
 
 
+def _defaults() -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(Event):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            out[f.name] = f.default_factory()
+    return out
+
+
+DEFAULTS = _defaults()
+NAMES = tuple(f.name for f in dataclasses.fields(Event))
+
+
 def event_to_json(ev: Event) -> str:
+    """The event as compact JSON: fields at their default value are left out."""
     d: dict[str, Any] = {}
-    for name in Event.__slots__:  # type: ignore[attr-defined]
+    for name in NAMES:
         value = getattr(ev, name)
+        if name in DEFAULTS and value == DEFAULTS[name]:
+            continue
         if isinstance(value, datetime):
             value = value.isoformat()
-        elif isinstance(value, tuple):
-            value = list(value)
         d[name] = value
     return json.dumps(d, ensure_ascii=False, separators=(",", ":"))
 
@@ -100,7 +116,8 @@ def event_from_json(text: str) -> Event:
         if d.get(name) is not None:
             d[name] = datetime.fromisoformat(d[name])
     for name in TUPLE_FIELDS:
-        d[name] = tuple(d.get(name) or ())
+        if name in d:
+            d[name] = tuple(d[name])
     return Event(**d)
 
 
@@ -129,7 +146,11 @@ def insert_events(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None
 
 
 def next_rowid(conn: sqlite3.Connection) -> int:
-    return (conn.execute("SELECT max(rowid) FROM events").fetchone()[0] or 0) + 1
+    """Document numbers are never reused, so a text engine can never confuse an old
+    document with a new one (kept in meta; the caller stores the new value)."""
+    kept = get_meta(conn).get("next_rowid")
+    top = (conn.execute("SELECT max(rowid) FROM events").fetchone()[0] or 0) + 1
+    return max(top, int(kept)) if kept and kept.isdigit() else top
 
 
 def load_events(conn: sqlite3.Connection, where: str = "", args: tuple[Any, ...] = ()) -> list[tuple[int, Event]]:

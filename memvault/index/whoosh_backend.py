@@ -81,10 +81,10 @@ class WhooshEngine:
         for rowid, fields in docs:
             self._writer.add_document(rid=str(rowid), **dict(zip(FIELDS, fields, strict=True)))
 
-    def delete(self, rowids: list[int]) -> None:
+    def delete(self, docs: list[Doc]) -> None:
         if self._writer is None:
             self.begin()
-        for rowid in rowids:
+        for rowid, _ in docs:
             self._writer.delete_by_term("rid", str(rowid))
 
     def commit(self) -> None:
