@@ -6,12 +6,12 @@ import os
 import stat
 
 import pytest
-from conftest import git
 
 from memvault.autocommit import commit_message, commit_vault, diff_events, parse_porcelain
 from memvault.errors import GitError
 from memvault.vault import Vault
 from memvault.write import init_vault
+from tests.conftest import git
 
 DAY = "memory/2026-02-21.md"
 

@@ -6,12 +6,12 @@ import os
 import sqlite3
 
 import pytest
-from helpers_index import BACKENDS, at, entry, fresh, make_vault, write_log
 
 from memvault import access
 from memvault.errors import LockTimeout
 from memvault.fsio import locked
 from memvault.index import open_index
+from tests.helpers_index import BACKENDS, at, entry, fresh, make_vault, write_log
 
 NOW = at("2026-03-01T12:00")
 

@@ -8,9 +8,9 @@ import sys
 import textwrap
 
 import pytest
-from helpers_index import BACKENDS, entry, fresh, make_vault, write_log
 
 from memvault.index import open_index
+from tests.helpers_index import BACKENDS, entry, fresh, make_vault, write_log
 
 DIE_IN_COMMIT = textwrap.dedent("""
     import os, signal, sys

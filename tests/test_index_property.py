@@ -8,13 +8,13 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from helpers_index import fresh, make_vault
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memvault.index import open_index, store
 from memvault.index.core import docs_by_file
 from memvault.textproc import parse_query
+from tests.helpers_index import fresh, make_vault
 
 DAYS = ["2026-01-01", "2026-01-02", "2026-01-03"]
 FILES = [f"memory/{d}.md" for d in DAYS] + ["MEMORY.md", "memory/sub/2026-01-04.md"]

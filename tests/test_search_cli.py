@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 
-from helpers_index import entry, make_vault, write_log
-
 from memvault import access
 from memvault.cli import cli
 from memvault.index import open_index
+from tests.helpers_index import entry, make_vault, write_log
 
 
 def setup(vault_dir):

@@ -7,7 +7,6 @@ import os
 from datetime import timedelta
 
 import pytest
-from helpers_index import at, entry, make_vault, write_log
 
 from memvault.config import Config
 from memvault.index import open_index
@@ -15,6 +14,7 @@ from memvault.index.core import _scan
 from memvault.rank import Weights, rank_events, recency, snippet
 from memvault.textproc import analyze, fold, parse_query
 from memvault.vault import Vault, iter_markdown
+from tests.helpers_index import at, entry, make_vault, write_log
 
 NOW = at("2026-03-01T12:00")
 

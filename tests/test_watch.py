@@ -7,7 +7,12 @@ import os
 import shutil
 
 import pytest
-from helpers_watch import (
+
+from memvault.vault import Vault
+from memvault.watch import WatcherRunning, wait_until_indexed, watcher_health
+from memvault.watch.state import read_record
+from memvault.write import init_vault
+from tests.helpers_watch import (
     DAY,
     atomic_save,
     contents,
@@ -18,11 +23,6 @@ from helpers_watch import (
     wait_for,
     watching,
 )
-
-from memvault.vault import Vault
-from memvault.watch import WatcherRunning, wait_until_indexed, watcher_health
-from memvault.watch.state import read_record
-from memvault.write import init_vault
 
 
 @pytest.fixture

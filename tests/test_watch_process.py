@@ -7,13 +7,22 @@ import signal
 import stat
 
 import pytest
-from conftest import git
-from helpers_watch import DAY, WatchProcess, contents, entry, in_sync, log_file, wait_for, watching
 
 from memvault.vault import Vault
 from memvault.watch import watcher_health
 from memvault.watch.state import read_record
 from memvault.write import init_vault
+from tests.conftest import git
+from tests.helpers_watch import (
+    DAY,
+    WatchProcess,
+    contents,
+    entry,
+    in_sync,
+    log_file,
+    wait_for,
+    watching,
+)
 
 
 @pytest.fixture
