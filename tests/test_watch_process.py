@@ -179,3 +179,13 @@ def test_commit_needs_a_git_repository(vault_dir, runner):
     assert got.exit_code == 1 and "not in a git repository" in got.output
     got = runner.invoke(cli, ["status"])  # the refused watcher left no lock and no "gone" record
     assert "watcher: no watcher running" in got.output
+
+
+def test_rebuild_by_another_process_while_watching(vault, runner):
+    from memvault.cli import cli
+
+    with watching(vault):
+        got = runner.invoke(cli, ["index", "--rebuild"])  # replaces the index file under the watcher
+        assert got.exit_code == 0, got.output
+        (vault / DAY).write_text(log_file("2026-02-21", entry("09:15", "After the rebuild")))
+        wait_for(lambda: "After the rebuild" in contents(vault), what="update lands in the new index file")

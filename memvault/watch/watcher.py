@@ -91,6 +91,7 @@ class Watcher:
         self._record_due: float | None = None
         self._snapshot: dict[str, Stat] | None = None  # from the scanner thread, for a reconcile
         self._broken_delta: dict[str, int] = {}  # entries on disk minus indexed, per broken file
+        self._db_ino: int | None = None  # the index file the open connection belongs to
         self._recorder = RecordWriter(self.root, self.log)
         self._scanner = Scanner(self)
         self._ready = threading.Event()
@@ -211,6 +212,7 @@ class Watcher:
         from ..index import open_index
 
         self.index = open_index(self.vault, self.options.backend)
+        self._db_ino = None
 
     def _first_sync(self) -> None:
         start = time.perf_counter()
@@ -276,8 +278,24 @@ class Watcher:
                 self._count()
                 self._write_record()
 
+    def _index_ino(self) -> int | None:
+        try:
+            return os.stat(self.index.db_path).st_ino
+        except (AttributeError, OSError):
+            return None
+
     def _sync(self, keys: set[str] | None, snapshot: dict[str, Stat] | None = None) -> SyncResult:
-        result = sync(self.root, self.vault.config, self.index, keys, snapshot)
+        # A rebuild by another process (`memvault index --rebuild`) renames a new index file
+        # into place; a connection kept open would go on using the old, unlinked one.
+        if self._db_ino is not None and self._index_ino() != self._db_ino:
+            self.index.close()  # the next call opens the new file
+        try:
+            result = sync(self.root, self.vault.config, self.index, keys, snapshot)
+        except Exception:
+            self.index.close()  # whatever went wrong, the retry starts from a fresh connection
+            raise
+        finally:
+            self._db_ino = self._index_ino()
         self._note_broken(result)
         if result.updated or result.broken:
             self.record.last_update = now_iso()
