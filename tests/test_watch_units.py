@@ -117,12 +117,12 @@ def test_debounce_coalesces_a_burst_into_one_read():
     assert len(c) == 0 and c.next_deadline() is None
 
 
-def test_a_finished_write_is_read_after_a_fifth_of_the_debounce():
+def test_a_finished_write_is_read_after_a_tenth_of_the_debounce():
     c = Coalescer(debounce=0.05, max_delay=1.0)
     c.add(["a.md"], now=0.0)  # modified: the writer may not be done
     c.add(["a.md"], now=0.001, complete=True)  # closed after writing
-    assert c.take_due(0.010) == []
-    assert c.take_due(0.0111) == ["a.md"]
+    assert c.take_due(0.005) == []
+    assert c.take_due(0.0061) == ["a.md"]
     c.add(["b.md"], now=0.0, complete=True)
     c.add(["b.md"], now=0.005)  # written again: back to the full debounce
     assert c.take_due(0.02) == [] and c.take_due(0.055) == ["b.md"]

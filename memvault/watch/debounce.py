@@ -3,7 +3,7 @@
 A path is due once it has been quiet for `debounce` seconds (trailing edge), or once it
 has waited `max_delay` seconds since its first unprocessed event, so a file that is
 written continuously is still indexed regularly. When a path's latest event says the
-write is over (closed after writing, renamed into place, deleted), a fifth of the
+write is over (closed after writing, renamed into place, deleted), a tenth of the
 debounce is enough: editors' saves end that way, so a save is indexed sooner, while a
 burst of writes (each ending with a close) still collapses into one read. Time is passed in, never read, so the
 rules are tested without sleeping.
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 DEFAULT_DEBOUNCE = 0.05
 DEFAULT_MAX_DELAY = 1.0
-SETTLED_FRACTION = 0.2
+SETTLED_FRACTION = 0.1
 
 
 @dataclass
