@@ -112,10 +112,11 @@ def bench_rebuild(vault: Path, backend: str, work: Path) -> None:
 
 
 def queries(n: int, seed: int = 7) -> list[str]:
-    from synth import WORDS  # the generator's vocabulary
+    from synth import CUM_WEIGHTS, VOCAB  # the generator's vocabulary and word frequencies
 
     rng = random.Random(seed)
-    return [" ".join(rng.sample(WORDS, 2 if i % 2 == 0 else 5)) for i in range(n)]
+    # people search for words their notes use: draw query words with the notes' frequencies
+    return [" ".join(rng.choices(VOCAB, cum_weights=CUM_WEIGHTS, k=2 if i % 2 == 0 else 5)) for i in range(n)]
 
 
 def bench_search(vault: Path, backend: str) -> None:
@@ -196,22 +197,33 @@ def raw_update_floor(db: Path, rounds: int) -> list[float]:
     return out
 
 
+SEARCH_RSS = """
+import atexit, resource, sys
+atexit.register(lambda: sys.stderr.write(f"RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n"))
+from memvault.cli import main
+sys.argv = ["memvault", *sys.argv[1:]]
+main()
+"""
+
+
 def bench_process(vault: Path, backend: str, n: int = 15) -> None:
-    qs = queries(n, seed=11)
-    times, floor, rss = [], [], 0
-    for q in qs:
-        t = time.perf_counter()
-        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        subprocess.run(["memvault", "--vault", str(vault), "search", "--backend", backend, *q.split()],
-                       check=True, capture_output=True)
-        times.append(time.perf_counter() - t)
-        rss = max(rss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, before)
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        floor.append(time.perf_counter() - t)
-    print(f"whole `memvault search` process (n={n}): p50 {ms(pct(times, 50))}, p95 {ms(pct(times, 95))}; "
-          f"floor `python -c pass` p50 {ms(pct(floor, 50))}")
-    print(f"peak RSS of a search process: {rss / 1024:.0f} MB (max over children so far)")
+    rare = [f"zqnothing{i} marker" for i in range(n)]
+    for label, qs in (("synthetic 2/5-word", queries(n, seed=11)), ("rare-word", rare)):
+        times, floor = [], []
+        for q in qs:
+            t = time.perf_counter()
+            subprocess.run(["memvault", "--vault", str(vault), "search", "--backend", backend, *q.split()],
+                           check=True, capture_output=True)
+            times.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "pass"], check=True)
+            floor.append(time.perf_counter() - t)
+        print(f"whole `memvault search` process, {label} queries (n={n}): p50 {ms(pct(times, 50))}, "
+              f"p95 {ms(pct(times, 95))}; floor `python -c pass` p50 {ms(pct(floor, 50))}")
+    proc = subprocess.run([sys.executable, "-c", SEARCH_RSS, "--vault", str(vault), "search", "--backend",
+                           backend, *queries(1, seed=5)[0].split()], capture_output=True, text=True, check=True)
+    rss = int(proc.stderr.split("RSS ")[-1].split()[0])
+    print(f"peak RSS of a search process: {rss / 1024:.0f} MB")
 
 
 def main(argv: list[str] | None = None) -> int:

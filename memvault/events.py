@@ -26,7 +26,8 @@ LINK_RE = re.compile(r"^!?\[\[([^\]|]+?)(?:\|[^\]]*)?\]\]$")
 DATE_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 WORD_RE = re.compile(r"[^\W_]+")
 STOPWORDS = frozenset(
-    ["a", "an", "the", "about", "from", "of", "on", "in", "at", "to", "for", "by", "with", "and", "or", "is", "was", "were", "be", "that", "this", "it", "its", "entry", "entries", "earlier", "previous", "prior", "old", "one", "which", "what", "when"]
+    "a an the about from of on in at to for by with and or is was were be that this it its "
+    "entry entries earlier previous prior old one which what when".split()
 )
 
 
@@ -252,11 +253,22 @@ class Timeline:
                 return
             node = self.supersedes.get(node)
         old = self.by_id[target]
+        if old.kind == "curated" and ev.id in self._cited_by(old):
+            return  # curate already rewrote the bullet with this correction: it is not stale
         if old.timestamp and ev.timestamp and old.timestamp > ev.timestamp:
             self.problems.append(Problem(
                 ev.file, ev.line, f"'{ev.id}' supersedes '{target}', which is later", "warning", "MV014"))
         self.supersedes[ev.id] = target
         self.superseded_by[target].append(ev.id)
+
+    def _cited_by(self, curated: Event) -> set[str]:
+        """Ids of the log entries a curated bullet names as its sources."""
+        cited = set()
+        for src in curated.sources:
+            res = self.index.resolve(src if src.startswith("[[") else f"[[{src}]]")
+            if res.ok:
+                cited.add(res.target)
+        return cited
 
     # -- the rule ---------------------------------------------------------------------
 

@@ -13,6 +13,8 @@ from memvault.fsio import locked
 from memvault.index import open_index
 from tests.helpers_index import BACKENDS, at, entry, fresh, make_vault, write_log
 
+from .helpers_index import BACKENDS, at, entry, fresh, make_vault, write_log
+
 NOW = at("2026-03-01T12:00")
 
 
@@ -108,7 +110,7 @@ def test_update_exact_paths(vault, backend):
         assert ids(search(index, "apricots")) == ["2026-02-14T10:00"]
         assert ids(search(index, "bananas")) == ["2026-02-15T10:00"]  # not asked for: untouched
         os.unlink(root / b)
-        report = index.update([b, "notes/elsewhere.md"])
+        report = index.update([str(root / b), "notes/elsewhere.md"])  # absolute paths work too
         assert report.removed == [b]
         assert search(index, "bananas blueberries") == []
 
@@ -313,4 +315,45 @@ def test_supersession_follows_edits_in_other_files(vault, backend):
         os.unlink(root / "memory/2026-02-14.md")
         index.update()
         assert index.edges()[0] == {}
+        assert_matches_files(index, root)
+
+
+def test_a_long_lived_reader_sees_a_rebuild_by_another_process(vault, backend):
+    write_log(vault.root, "2026-02-14", entry("10:00", "Observation", "first words"))
+    with open_index(vault, backend) as reader, open_index(vault, backend) as writer:
+        reader.update()
+        assert ids(search(reader, "first")) == ["2026-02-14T10:00"]
+        write_log(vault.root, "2026-02-14", entry("10:00", "Observation", "second words"))
+        writer.rebuild()  # a new database file renamed over the old one
+        assert ids(search(reader, "second")) == ["2026-02-14T10:00"]
+        assert search(reader, "first") == []
+
+
+def test_expired_entries_are_hidden_unless_all(vault, backend):
+    write_log(vault.root, "2026-02-14", entry("10:00", "Observation", "Parking permit valid", expires="2026-02-20"),
+              entry("11:00", "Observation", "Parking garage closes at ten"))
+    with open_index(vault, backend) as index:
+        index.update()
+        assert [h.id for h in search(index, "parking") if "Parking" in h.content] == ["2026-02-14T11:00"]
+        every = {h.id: h.status for h in search(index, "parking", include_all=True)}
+        assert every["2026-02-14T10:00"] == "expired"
+        before = search(index, "parking permit", at=at("2026-02-15T00:00"))
+        assert before[0].id == "2026-02-14T10:00" and before[0].status == "live"
+
+
+def test_curated_bullet_citing_its_correction_is_not_superseded(vault, backend):
+    """curate's rule: a bullet rewritten from a correction names it as its source and stays live."""
+    root = vault.root
+    write_log(root, "2026-01-01", entry("09:00", "Correction", "coffee, not tea", supersedes="^blk"))
+    with open_index(vault, backend) as index:
+        index.update()
+        (root / "MEMORY.md").write_text("# M\n\n## Preferences\n- likes coffee (source: [[2026-01-01#09:00]]) ^blk\n")
+        index.update()
+        assert index.edges()[0] == {} == fresh(root)[1]
+        (root / "MEMORY.md").write_text("# M\n\n## Preferences\n- likes tea ^blk\n")
+        index.update()
+        assert index.edges()[0] == {"2026-01-01T09:00": "blk"} == fresh(root)[1]
+        write_log(root, "2026-01-01", entry("09:00", "Correction", "coffee, not tea", supersedes="^blk"),
+                  entry("10:00", "Observation", "unrelated"))
+        index.update()
         assert_matches_files(index, root)

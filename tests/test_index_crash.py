@@ -12,6 +12,8 @@ import pytest
 from memvault.index import open_index
 from tests.helpers_index import BACKENDS, entry, fresh, make_vault, write_log
 
+from .helpers_index import BACKENDS, entry, fresh, make_vault, write_log
+
 DIE_IN_COMMIT = textwrap.dedent("""
     import os, signal, sys
     from memvault.vault import Vault

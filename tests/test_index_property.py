@@ -16,6 +16,8 @@ from memvault.index.core import docs_by_file
 from memvault.textproc import parse_query
 from tests.helpers_index import fresh, make_vault
 
+from .helpers_index import fresh, make_vault
+
 DAYS = ["2026-01-01", "2026-01-02", "2026-01-03"]
 FILES = [f"memory/{d}.md" for d in DAYS] + ["MEMORY.md", "memory/sub/2026-01-04.md"]
 WORDS = ["coffee", "tea", "monday", "friday", "dark", "light", "atlas", "deploy"]
@@ -48,10 +50,11 @@ def log_entry(draw) -> str:
 
 @st.composite
 def file_text(draw, rel: str) -> str:
-    if rel == "MEMORY.md":
-        bullets = draw(st.lists(st.sampled_from(WORDS), max_size=3))
-        return "# Memory\n\n## Preferences\n" + "".join(f"- likes {w} ^blk\n" if i == 0 else f"- likes {w}\n"
-                                                        for i, w in enumerate(bullets))
+    if rel == "MEMORY.md":  # bullets may cite log entries as sources (curate's rule)
+        bullets = draw(st.lists(st.tuples(st.sampled_from(WORDS), st.one_of(st.none(), refs)), max_size=3))
+        return "# Memory\n\n## Preferences\n" + "".join(
+            f"- likes {w}" + (f" (source: [[{src.strip('[]')}]])" if src else "") + (" ^blk" if i == 0 else "") + "\n"
+            for i, (w, src) in enumerate(bullets))
     return f"# {rel[-13:-3]}\n\n" + "\n".join(draw(st.lists(log_entry(), max_size=4)))
 
 

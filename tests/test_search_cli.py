@@ -9,6 +9,8 @@ from memvault.cli import cli
 from memvault.index import open_index
 from tests.helpers_index import entry, make_vault, write_log
 
+from .helpers_index import entry, make_vault, write_log
+
 
 def setup(vault_dir):
     vault = make_vault(vault_dir)

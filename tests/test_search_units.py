@@ -16,6 +16,8 @@ from memvault.textproc import analyze, fold, parse_query
 from memvault.vault import Vault, iter_markdown
 from tests.helpers_index import at, entry, make_vault, write_log
 
+from .helpers_index import at, entry, make_vault, write_log
+
 NOW = at("2026-03-01T12:00")
 
 

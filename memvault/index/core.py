@@ -61,6 +61,7 @@ class Index:
         self.settings = vault.config.section("index", INDEX_DEFAULTS)
         self._conn: sqlite3.Connection | None = None
         self._engine: Engine | None = None
+        self._inode: int | None = None
 
     # -- opening ---------------------------------------------------------------------
 
@@ -79,9 +80,14 @@ class Index:
         return SqliteEngine(conn, self.weights.field_weights)
 
     def _open(self) -> tuple[sqlite3.Connection, Engine]:
+        if self._conn is not None and self._inode != _inode(self.db_path):
+            self._reset()  # another process rebuilt the index and renamed a new file in place
         if self._conn is None:
+            self._inode = _inode(self.db_path)
             self._conn = store.connect(self.db_path)
             self._engine = self._make_engine(self._conn, self.dir / self.backend)
+            if self._inode is None:
+                self._inode = _inode(self.db_path)
         assert self._engine is not None
         return self._conn, self._engine
 
@@ -136,7 +142,7 @@ class Index:
     def update(self, paths: Iterable[str] | None = None, *, progress: Progress | None = None) -> UpdateReport:
         """Bring the index up to date with the files (all, or exactly `paths`)."""
         started = time.perf_counter()
-        wanted = None if paths is None else [_relpath(p) for p in paths]
+        wanted = None if paths is None else [_relpath(p, self.vault.root) for p in paths]
         with self._writer():
             reason = self.stale_reason()
             if reason is not None:
@@ -155,7 +161,7 @@ class Index:
 
     def _update_locked(self, wanted: list[str] | None, progress: Progress | None) -> UpdateReport:
         conn, engine = self._open()
-        indexed = store.file_states(conn)
+        indexed = store.file_states(conn, wanted)
         report = UpdateReport()
         if wanted is None:
             disk = _scan(self.vault.root)
@@ -216,7 +222,7 @@ class Index:
                 conn.execute("UPDATE files SET size=?, mtime_ns=?, sha256=? WHERE path=?", (*_stored_stat(state), rel))
             store.insert_events(conn, rows)
             engine.add(docs)
-            links.update(conn, [e for _, e in old] + new_events, added_rowids, self.vault.config)
+            links.update(conn, old, new_events, added_rowids, self.vault.config)
             report.events_indexed = len(rows)
             engine.commit()
             meta: dict[str, Any] = {"last_update": time.time(), "state": "clean", "next_rowid": rowid}
@@ -363,11 +369,23 @@ class Index:
 # ------------------------------------------------------------------------------ helpers
 
 
-def _relpath(path: str) -> str:
-    rel = Path(str(path)).as_posix()
+def _relpath(path: str | os.PathLike[str], root: Path) -> str:
+    """Vault-relative POSIX path of `path` (relative already, or absolute inside the vault)."""
+    p = Path(path)
+    if p.is_absolute():
+        with contextlib.suppress(ValueError):
+            p = p.relative_to(root)
+    rel = p.as_posix()
     while rel.startswith("./"):
         rel = rel[2:]
     return rel
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return None
 
 
 def _scan(root: Path) -> dict[str, tuple[int, int]]:

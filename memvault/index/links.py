@@ -6,8 +6,9 @@ Each reference is stored with the *scopes* its resolution depends on (`id:X`, `d
 `block:B`, or `all` for an undated description). When files change, only references whose
 scopes touch the changed events are resolved again, by `EventIndex.resolve` over exactly
 the events in those scopes, which gives the answer a resolution over the whole vault gives.
-Cycles make the answer depend on processing order; if one appears (or was rejected before),
-the whole graph is recomputed with `Timeline` itself.
+Cycles make the answer depend on processing order, and a curated bullet that cites its
+superseder as a source is not superseded by it (a rule that looks at other files); while either
+case exists, the whole graph is recomputed with `Timeline` itself.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ from ..model import Event
 from . import store
 
 CYCLE = "cycle"
+# Answers that depend on more than the reference's scopes: a cycle (processing order) or a
+# curated bullet that cites its superseder as a source (the bullet's sources resolve against
+# other files). While any reference has one of these, every update recomputes the graph.
+WHOLE_GRAPH = (CYCLE, "cites")
 
 
 def ref_scopes(ref: str, src: Event) -> set[str]:
@@ -93,9 +98,13 @@ def _full_target(tl: Timeline, ev: Event, kind: str, ref: str) -> tuple[str | No
     res = tl.index.resolve(ref, ev)
     if kind == "s":
         accepted = tl.supersedes.get(ev.id)
+        target = accepted or (res.target if res.ok and res.target != ev.id else None)
+        old = tl.by_id.get(target) if target else None
+        if old is not None and old.kind == "curated" and old.sources:
+            return accepted, "cites"
         if accepted:
             return accepted, None
-        if res.ok and res.target != ev.id:
+        if target:
             return None, CYCLE
         return None, res.reason or "self"
     return (res.target, None) if res.ok else (None, res.reason or "unresolved")
@@ -104,14 +113,13 @@ def _full_target(tl: Timeline, ev: Event, kind: str, ref: str) -> tuple[str | No
 # ------------------------------------------------------------------------------ incremental
 
 
-def update(conn: sqlite3.Connection, changed: Iterable[Event], added_rowids: Iterable[int],
-           config=None) -> None:
-    """Re-resolve what `changed` (removed and added events) can affect; rows of removed
-    events must already be gone from `events`, those of added ones present."""
-    scopes = set().union(*(event_scopes(e) for e in changed)) if changed else set()
-    conn.execute("DELETE FROM refs WHERE src_rowid NOT IN (SELECT rowid FROM events)")
-    conn.execute("DELETE FROM ref_scopes WHERE src_rowid NOT IN (SELECT rowid FROM events)")
-    if conn.execute(f"SELECT 1 FROM refs WHERE problem = '{CYCLE}' LIMIT 1").fetchone():
+def update(conn: sqlite3.Connection, removed: list[tuple[int, Event]], added: list[Event],
+           added_rowids: Iterable[int], config=None) -> None:
+    """Re-resolve what the removed and added events can affect; rows of removed events
+    must already be gone from `events`, those of added ones present."""
+    scopes = set().union(set(), *(event_scopes(e) for e in [e for _, e in removed] + added))
+    _delete_refs(conn, [r for r, _ in removed])
+    if conn.execute("SELECT 1 FROM refs WHERE problem IN (?, ?) LIMIT 1", WHOLE_GRAPH).fetchone():
         recompute_all(conn, config=config)
         return
     srcs = set(added_rowids)
@@ -137,7 +145,8 @@ def update(conn: sqlite3.Connection, changed: Iterable[Event], added_rowids: Ite
             scope_rows += [(x, rowid) for x in s]
     conn.executemany("INSERT INTO refs VALUES (?,?,?,?,?,?)", ref_rows)
     conn.executemany("INSERT INTO ref_scopes VALUES (?,?)", scope_rows)
-    if any(_closes_cycle(conn, src, target) for _, src, kind, _, target, _ in ref_rows if kind == "s" and target):
+    if any(problem in WHOLE_GRAPH or _closes_cycle(conn, src, target)
+           for _, src, kind, _, target, problem in ref_rows if kind == "s" and target):
         recompute_all(conn, config=config)
 
 
@@ -167,6 +176,10 @@ def _resolve(conn: sqlite3.Connection, scopes: set[str], rowid: int, ev: Event, 
         return None, res.reason or "unresolved"
     if kind == "s" and res.target == ev.id:
         return None, "self"
+    if kind == "s":
+        old = next((e for e in pool.values() if e.id == res.target), None)
+        if old is not None and old.kind == "curated" and old.sources:
+            return res.target, "cites"  # decided by recompute_all
     return res.target, None
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..model import Event, Problem
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -44,6 +44,8 @@ CREATE TABLE IF NOT EXISTS refs (
 );
 CREATE INDEX IF NOT EXISTS refs_src ON refs(src_rowid);
 CREATE INDEX IF NOT EXISTS refs_target ON refs(target);
+CREATE INDEX IF NOT EXISTS refs_by_src ON refs(src);
+CREATE INDEX IF NOT EXISTS refs_problem ON refs(problem);
 CREATE TABLE IF NOT EXISTS ref_scopes (scope TEXT NOT NULL, src_rowid INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS ref_scopes_scope ON ref_scopes(scope);
 CREATE INDEX IF NOT EXISTS ref_scopes_src ON ref_scopes(src_rowid);
@@ -180,8 +182,17 @@ def load_ids(conn: sqlite3.Connection, ids: set[str]) -> list[Event]:
 # ------------------------------------------------------------------------------ files
 
 
-def file_states(conn: sqlite3.Connection) -> dict[str, tuple[int, int, str]]:
-    return {p: (s, m, h) for p, s, m, h in conn.execute("SELECT path, size, mtime_ns, sha256 FROM files")}
+def file_states(conn: sqlite3.Connection, paths: list[str] | None = None) -> dict[str, tuple[int, int, str]]:
+    """(size, mtime_ns, sha256) of every indexed file, or of just `paths`."""
+    sql = "SELECT path, size, mtime_ns, sha256 FROM files"
+    if paths is None:
+        return {p: (s, m, h) for p, s, m, h in conn.execute(sql)}
+    out: dict[str, tuple[int, int, str]] = {}
+    for start in range(0, len(paths), 500):
+        chunk = paths[start : start + 500]
+        rows = conn.execute(f"{sql} WHERE path IN ({','.join('?' * len(chunk))})", chunk)
+        out.update({p: (s, m, h) for p, s, m, h in rows})
+    return out
 
 
 def put_file(conn: sqlite3.Connection, path: str, size: int, mtime_ns: int, sha: str,
