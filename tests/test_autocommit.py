@@ -11,7 +11,8 @@ from memvault.autocommit import commit_message, commit_vault, diff_events, parse
 from memvault.errors import GitError
 from memvault.vault import Vault
 from memvault.write import init_vault
-from tests.conftest import git
+
+from .conftest import git
 
 DAY = "memory/2026-02-21.md"
 

@@ -11,7 +11,6 @@ from memvault import access
 from memvault.errors import LockTimeout
 from memvault.fsio import locked
 from memvault.index import open_index
-from tests.helpers_index import BACKENDS, at, entry, fresh, make_vault, write_log
 
 from .helpers_index import BACKENDS, at, entry, fresh, make_vault, write_log
 

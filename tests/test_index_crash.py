@@ -10,7 +10,6 @@ import textwrap
 import pytest
 
 from memvault.index import open_index
-from tests.helpers_index import BACKENDS, entry, fresh, make_vault, write_log
 
 from .helpers_index import BACKENDS, entry, fresh, make_vault, write_log
 

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from memvault.index import open_index, store
 from memvault.index.core import docs_by_file
 from memvault.textproc import parse_query
-from tests.helpers_index import fresh, make_vault
 
 from .helpers_index import fresh, make_vault
 

@@ -7,7 +7,6 @@ import json
 from memvault import access
 from memvault.cli import cli
 from memvault.index import open_index
-from tests.helpers_index import entry, make_vault, write_log
 
 from .helpers_index import entry, make_vault, write_log
 

@@ -14,7 +14,6 @@ from memvault.index.core import _scan
 from memvault.rank import Weights, rank_events, recency, snippet
 from memvault.textproc import analyze, fold, parse_query
 from memvault.vault import Vault, iter_markdown
-from tests.helpers_index import at, entry, make_vault, write_log
 
 from .helpers_index import at, entry, make_vault, write_log
 

@@ -12,7 +12,8 @@ from memvault.vault import Vault
 from memvault.watch import WatcherRunning, wait_until_indexed, watcher_health
 from memvault.watch.state import read_record
 from memvault.write import init_vault
-from tests.helpers_watch import (
+
+from .helpers_watch import (
     DAY,
     atomic_save,
     contents,
@@ -123,12 +124,12 @@ def test_a_file_that_stops_parsing_keeps_its_last_good_entries(vault):
         assert "keeping its last good 2 entries" in w.record.broken[DAY]
         assert "malformed entry heading" in w.record.broken[DAY]
         assert {"Atlas kickoff", "Budget"} <= contents(vault)  # last good entries kept
-        assert any(line["event"] == "broken" for line in w.log.lines)
+        wait_for(lambda: any(line["event"] == "broken" for line in w.log.lines), what="broken log line")
         wait_for(lambda: DAY in (read_record(vault) or {}).get("broken", {}), what="broken in status record")
         (vault / DAY).write_text(log_file("2026-02-21", entry("09:15", "Atlas kickoff"), entry("10:00", "Budget fixed")))
         wait_for(lambda: "Budget fixed" in contents(vault) and in_sync(vault), what="fixed file indexed")
-        assert DAY not in w.record.broken
-        assert any(line["event"] == "fixed" for line in w.log.lines)
+        wait_for(lambda: DAY not in w.record.broken, what="no longer listed as broken")
+        wait_for(lambda: any(line["event"] == "fixed" for line in w.log.lines), what="fixed log line")
 
 
 def test_deleting_entries_on_purpose_is_not_held_back(vault):
@@ -166,7 +167,8 @@ def test_periodic_reconcile_catches_what_the_os_never_reported(vault):
     with watching(vault, reconcile=0.2, observer_factory=lambda: PollingObserver(timeout=3600)) as w:
         (vault / DAY).write_text(log_file("2026-02-21", entry("09:15", "Missed by the observer")))
         wait_for(lambda: "Missed by the observer" in contents(vault), what="reconcile")
-        assert any(line["event"] == "reconcile" and DAY in line["message"] for line in w.log.lines)
+        wait_for(lambda: any(line["event"] == "reconcile" and DAY in line["message"] for line in w.log.lines),
+                 what="reconcile log line")
 
 
 def test_health_and_wait_until_indexed(vault):

@@ -12,8 +12,9 @@ from memvault.vault import Vault
 from memvault.watch import watcher_health
 from memvault.watch.state import read_record
 from memvault.write import init_vault
-from tests.conftest import git
-from tests.helpers_watch import (
+
+from .conftest import git
+from .helpers_watch import (
     DAY,
     WatchProcess,
     contents,
