@@ -20,7 +20,13 @@ SLOT_RE = re.compile(r"\{\{(\w+)(?::(\d+))?\}\}")
 
 def expand(template: str, seed: int) -> str:
     """Replace {{kind:N}} slots with N pseudo-random characters (deterministic per seed)."""
+    return expand_with_fills(template, seed)[0]
+
+
+def expand_with_fills(template: str, seed: int) -> tuple[str, list[str]]:
+    """The expanded text and the random parts that went into it (what must never be echoed)."""
     rng = random.Random(seed)
+    fills: list[str] = []
 
     def fill(m: re.Match[str]) -> str:
         kind, n = m[1], int(m[2] or 0)
@@ -34,9 +40,10 @@ def expand(template: str, seed: int) -> str:
                 any(c.isupper() for c in value) and any(c.islower() for c in value)
                 and any(c.isdigit() for c in value)
             ):
+                fills.append(value)
                 return value
 
-    return SLOT_RE.sub(fill, template).replace("\\n", "\n")
+    return SLOT_RE.sub(fill, template).replace("\\n", "\n"), fills
 
 
 def _rows(name: str) -> list[tuple[int, str]]:
@@ -44,6 +51,14 @@ def _rows(name: str) -> list[tuple[int, str]]:
     for n, line in enumerate((CORPUS / name).read_text(encoding="utf-8").split("\n"), 1):
         if line.strip() and not line.startswith("#"):
             out.append((n, line))
+    return out
+
+
+def secret_parts() -> list[str]:
+    """Every random part of every true positive, 8 characters or longer."""
+    out = []
+    for n, line in _rows("true_positives.txt"):
+        out += [f for f in expand_with_fills(line.split("\t", 1)[1], n)[1] if len(f) >= 8]
     return out
 
 
