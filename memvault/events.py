@@ -99,7 +99,7 @@ class EventIndex:
             return RefResult(found[0].id)
         if not found:
             return RefResult(reason=missing)
-        return RefResult(candidates=[e.id for e in found], reason="ambiguous")
+        return RefResult(candidates=[_label(e) for e in found], reason="ambiguous")
 
     def _resolve_link(self, target: str) -> RefResult:
         page, _, anchor = target.partition("#")
@@ -147,10 +147,14 @@ class EventIndex:
         second = scored[1][0] if len(scored) > 1 else 0.0
         if best >= 0.5 and best > second:
             return RefResult(scored[0][1].id)
-        top = [e.id for s, e in scored[:5] if s > 0]
+        top = [_label(e) for s, e in scored[:5] if s > 0]
         if best > 0:
             return RefResult(candidates=top, reason="ambiguous")
         return RefResult(reason=f"no earlier entry matches '{ref}'")
+
+
+def _label(event: Event) -> str:
+    return f"{event.id} ({event.file}:{event.line})"
 
 
 def _on_page(event: Event, page: str) -> bool:
@@ -295,7 +299,7 @@ class Timeline:
             "timestamp": iso(event.timestamp),
             "title": event.title,
             "content": event.content,
-            "confidence": round(self.confidence(event, when), 6),
+            "confidence": float(f"{self.confidence(event, when):.6g}"),
             "confidence_0": event.confidence0,
             "importance": event.importance,
             "supersedes": self.supersedes.get(event.id),

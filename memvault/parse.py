@@ -346,11 +346,8 @@ def _entry(
 ) -> Event | None:
     lineno = idx + 1
     m = ENTRY_RE.match(heading)
-    if not m:
-        if LOOKS_TIMED_RE.match(heading):
-            problems.append(Problem(path, lineno, f"malformed entry heading '## {heading}': expected '## HH:MM - Type'", code="MV003"))
-        else:
-            problems.append(Problem(path, lineno, f"'## {heading}' is not an entry heading ('## HH:MM - Type'); its text is not an entry", "warning", "MV003"))
+    if m is None:
+        _bad_heading(heading, path, lineno, problems)
         return None
     hh, mm, ss = int(m["h"]), int(m["m"]), int(m["s"] or 0)
     if hh > 23 or mm > 59 or ss > 59:
@@ -361,66 +358,77 @@ def _entry(
         problems.append(Problem(
             path, lineno, f"unknown entry type '{m['type']}'; known: {', '.join(types)} (add more with [vault] extra_types)",
             code="MV005"))
-    title = m["rest"].strip().lstrip("-\u2013\u2014:").strip()
+    rest = m["rest"]
+    title = rest.strip().lstrip("-\u2013\u2014:").strip() if rest else ""
 
     body_end = end
     while body_end > idx + 1 and not lines[body_end - 1].strip():
         body_end -= 1
-    meta = _Meta(path, tz, problems)
-    meta_lines: list[tuple[str, str, int]] = []
     k = body_end
+    meta_lines: list[tuple[str, str, int]] = []
     while k > idx + 1:
         line = lines[k - 1]
         if not line.strip():
             k -= 1
             continue
-        if in_fence[k - 1]:
+        if in_fence[k - 1] or ":" not in line:
             break
-        mm_ = META_RE.match(line)
-        if not mm_:
+        found = META_RE.match(line)
+        if found is None:
             break
-        meta_lines.append((mm_["key"], mm_["value"], k))
+        meta_lines.append((found["key"], found["value"], k))
         k -= 1
-    for key, value, ln in reversed(meta_lines):
-        meta.add(key, value, ln)
-    content_lines = lines[idx + 1 : k]
-    while content_lines and not content_lines[0].strip():
-        content_lines.pop(0)
-    while content_lines and not content_lines[-1].strip():
-        content_lines.pop()
-    content = "\n".join(content_lines)
+    start = idx + 1
+    while start < k and not lines[start].strip():
+        start += 1
+    while k > start and not lines[k - 1].strip():
+        k -= 1
+    content = "\n".join(lines[start:k])
 
     minute = f"{day.isoformat()}T{hh:02d}:{mm:02d}"
     n = per_minute.get(minute, 0) + 1
     per_minute[minute] = n
-    explicit = meta.values.get("id")
-    event_id = explicit or (minute if n == 1 else f"{minute}-{n}")
-    values = meta.values
-    tags = list(defaults.get("tags", [])) + meta.tags + inline_tags(content)
+    values: dict[str, Any] = {}
+    meta_tags: list[str] = []
+    reconfirms: tuple[str, ...] = ()
+    raw: dict[str, str] = {}
+    if meta_lines:
+        meta = _Meta(path, tz, problems)
+        for key, value, ln in reversed(meta_lines):
+            meta.add(key, value, ln)
+        values, meta_tags, reconfirms, raw = meta.values, meta.tags, tuple(meta.reconfirms), meta.raw
+    explicit = values.get("id")
+    tags = defaults.get("tags", []) + meta_tags + inline_tags(content) if defaults or meta_tags or "#" in content else ()
     return Event(
-        id=event_id,
+        id=explicit or (minute if n == 1 else f"{minute}-{n}"),
         type=etype,
-        timestamp=datetime.combine(day, time(hh, mm, ss), tz),
+        timestamp=datetime(day.year, day.month, day.day, hh, mm, ss, tzinfo=tz),
         content=content,
         file=path,
         line=lineno,
         end_line=max(body_end, lineno),
-        kind="log",
         title=title,
         heading=heading,
         confidence0=values.get("confidence", defaults.get("confidence", 1.0)),
-        tags=_dedupe(tags),
-        links=_dedupe(wikilinks(content)),
-        block_ids=_dedupe(block_ids(content)),
+        tags=_dedupe(tags) if tags else (),
+        links=_dedupe(wikilinks(content)) if "[[" in content else (),
+        block_ids=_dedupe(block_ids(content)) if "^" in content else (),
         source=values.get("source", defaults.get("source")),
         importance=values.get("importance", defaults.get("importance")),
         expires=values.get("expires"),
         scope=values.get("scope", defaults.get("scope")),
         supersedes=values.get("supersedes"),
-        reconfirms=tuple(meta.reconfirms),
+        reconfirms=reconfirms,
         explicit_id=explicit is not None,
-        meta=meta.raw,
+        meta=raw,
     )
+
+
+def _bad_heading(heading: str, path: str, lineno: int, problems: list[Problem]) -> None:
+    if LOOKS_TIMED_RE.match(heading):
+        problems.append(Problem(path, lineno, f"malformed entry heading '## {heading}': expected '## HH:MM - Type'", code="MV003"))
+    else:
+        problems.append(Problem(path, lineno, f"'## {heading}' is not an entry heading ('## HH:MM - Type'); its text is not an entry", "warning", "MV003"))
 
 
 # ---------------------------------------------------------------------------- MEMORY.md

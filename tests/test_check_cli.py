@@ -6,13 +6,14 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers_check import NOW, codes, copy_fixture, run_check, write_vault
 
 from memvault.checker import load_source
 from memvault.cli import cli
 from memvault.config import Config
 from memvault.fixes import fix_source, fix_vault, signature
 from memvault.vault import Vault
+
+from .helpers_check import NOW, codes, copy_fixture, run_check, write_vault
 
 MIXED = {
     "memory/2026-02-21.md": "# 2026-02-21\n\n## 09:00 - Observation \nfine\n\n## 10:00 - Musing\nunknown type\n",

@@ -6,13 +6,14 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers_check import CHECKS, NOW, codes, copy_fixture, run_check, write_vault
-from helpers_secrets import false_positives, true_positives
 
 from memvault.checker import load_source
 from memvault.config import Config
 from memvault.validate import RULES
 from memvault.vault import BIG_FILE
+
+from .helpers_check import CHECKS, NOW, codes, copy_fixture, run_check, write_vault
+from .helpers_secrets import false_positives, true_positives
 
 FIXTURE_CODES = sorted(p.name for p in CHECKS.iterdir() if p.is_dir())
 RUNTIME_CODES = {"MV100", "MV102", "MV103"} | {c for c in RULES if c.startswith("MV5")}
@@ -122,4 +123,5 @@ def test_unresolved_reference_lists_candidates(tmp_path: Path):
         "# 2026-02-21\n\n## 09:00 - Belief\nUser likes tea\n\n## 09:00:30 - Belief\nUser likes coffee\n\n"
         "## 10:00 - Correction\nNeither\nSupersedes: [[2026-02-21#09:00]]\n")})
     problem = next(p for p in run_check(vault).problems if p.code == "MV011")
-    assert "ambiguous" in problem.message and "2026-02-21T09:00, 2026-02-21T09:00-2" in problem.message
+    assert "ambiguous" in problem.message
+    assert "2026-02-21T09:00 (memory/2026-02-21.md:3), 2026-02-21T09:00-2 (memory/2026-02-21.md:6)" in problem.message

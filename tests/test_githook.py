@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers_check import commit, git, git_repo, hook_env, run_memvault, write_vault
 
 from memvault import githook
 from memvault.errors import MemvaultError
+
+from .helpers_check import commit, git, git_repo, hook_env, run_memvault, write_vault
 
 REPO_HOOK = Path(__file__).parent.parent / "hooks" / "pre-commit"
 GOOD = "# 2026-02-21\n\n## 09:15 - Observation\nUser mentioned a new project called Atlas\n"

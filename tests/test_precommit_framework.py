@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers_check import git, git_repo
+
+from .helpers_check import git, git_repo
 
 ROOT = Path(__file__).parent.parent
 MANIFEST = ROOT / ".pre-commit-hooks.yaml"

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers_secrets import false_positives, secret_parts, true_positives
 
 from memvault.errors import InputError
 from memvault.secretscan import ALLOW_MARK, entropy, find_secrets, looks_random, refuse_secrets
+
+from .helpers_secrets import false_positives, secret_parts, true_positives
 
 TRUE = true_positives()
 FALSE = false_positives()

@@ -7,9 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers_check import CHECKS, codes, git, git_repo, run_check, run_memvault, write_vault
 
 from memvault.errors import GitError
+
+from .helpers_check import CHECKS, codes, git, git_repo, run_check, run_memvault, write_vault
 
 DAY14 = "# 2026-02-14\n\n## 14:30 - Belief\nUser wants weekly updates on Friday afternoons\nConfidence: 0.8\n"
 GOOD = "# 2026-02-21\n\n## 09:15 - Observation\nUser mentioned a new project called Atlas\n"

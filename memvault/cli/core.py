@@ -1,4 +1,4 @@
-"""Core commands: init, log, show, list (check lives in check.py)."""
+"""Core commands: init, log, show, list, demo (check and hook live in check.py)."""
 
 from __future__ import annotations
 
@@ -117,3 +117,31 @@ def _list_text(items: list[dict]) -> str:
         rows.append(f"{d['id']:<20} {d['type']:<11} {d['confidence']:.2f}  {short(d['content'], 60)}{status}")
     rows.append(f"{len(items)} entr{'y' if len(items) == 1 else 'ies'}")
     return "\n".join(rows)
+
+
+@cli.command()
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.pass_context
+def demo(ctx, directory: str) -> None:
+    """Build a demo vault in DIRECTORY (the seed's story, committed day by day) and tour it."""
+    from ..demo import build_demo, demo_dates
+
+    root = build_demo(Path(directory))
+    click.echo(f"demo vault in {root}\n")
+    ctx.find_root().obj["vault_path"] = str(root)
+    for title, command, kwargs in _tour(demo_dates()["d0"]):
+        click.echo(f"$ memvault {title}")
+        ctx.invoke(command, **kwargs)
+        click.echo("")
+
+
+def _tour(d0: str):
+    """The commands the demo runs, as (what to show, command, arguments)."""
+    from .check import check
+
+    friday = f"{d0}T14:30"
+    return [
+        ("list", list_cmd, {"types": (), "since": None, "until": None, "tags": (), "include_all": False, "as_json": False}),
+        (f"show {friday}", show, {"event_id": friday, "as_json": False}),
+        ("check", check, {"as_json": False}),
+    ]
