@@ -2,7 +2,7 @@
 
     python bench/bench_check.py [--events 100000] [--files 5000] [--runs 5] [--dir /tmp/...]
 
-Builds (once, cached by size in /tmp) a synthetic vault with references between entries,
+Builds (once, cached by size in /tmp) the synthetic vault of bench/synth.py (seed 1),
 commits it to git, then prints:
 - full check: median/p95 of `check_vault` in-process and of the whole `memvault check`
   process, against the floor of reading every file in the same run;
@@ -16,65 +16,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import shutil
 import statistics
 import subprocess
 import sys
 import time
-from datetime import date, timedelta
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+sys.path[:0] = [str(HERE), str(HERE.parent)]
 
-WORDS = [
-    "user", "project", "atlas", "weekly", "update", "monday", "friday", "prefers", "mode", "dark",
-    "light", "deploy", "server", "release", "notes", "meeting", "budget", "design", "review", "key",
-    "decision", "token", "limit", "password", "reset", "flow", "onboarding", "dashboard", "colours",
-    "calendar", "invoice", "customer", "support", "ticket", "latency", "cache", "index", "search",
-]
-TYPES = ("Observation", "Belief", "Decision", "Correction")
-
-
-def build(root: Path, n_files: int, per_file: int, seed: int = 7) -> None:
-    """A vault of n_files daily logs with per_file entries each, with realistic references."""
-    try:  # the lead's generator, when this branch has it
-        import synth  # type: ignore[import-not-found]
-
-        if hasattr(synth, "generate"):
-            synth.generate(root, events=n_files * per_file, files=n_files, seed=seed)
-            return
-    except ImportError:
-        pass
-    rng = random.Random(seed)
-    (root / "memory").mkdir(parents=True)
-    (root / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n', encoding="utf-8")
-    day0 = date(2012, 1, 1)
-    written: list[tuple[str, str, str]] = []  # (date, HH:MM, Type)
-    for i in range(n_files):
-        day = (day0 + timedelta(days=i)).isoformat()
-        out = [f"# {day}", ""]
-        for m in sorted(rng.sample(range(24 * 60), per_file)):
-            clock, etype = f"{m // 60:02d}:{m % 60:02d}", rng.choice(TYPES)
-            out.append(f"## {clock} - {etype}")
-            text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 30)))
-            if written and rng.random() < 0.05:
-                d, c, t = rng.choice(written[-2000:])
-                text += f" (see [[{d}#{c} - {t}]])"
-            out.append(text)
-            if written and rng.random() < 0.08:
-                d, c, t = rng.choice(written[-500:])
-                out.append(f"Supersedes: {d}T{c}" if rng.random() < 0.7 else f"Supersedes: [[{d}#{c} - {t}]]")
-            if rng.random() < 0.3:
-                out.append(f"Confidence: {rng.randint(30, 99) / 100}")
-            if rng.random() < 0.2:
-                out.append("Tags: " + ", ".join(rng.sample(WORDS, 2)))
-            out.append("")
-            written.append((day, clock, etype))
-        (root / "memory" / f"{day}.md").write_text("\n".join(out), encoding="utf-8")
-    bullets = [f"- {' '.join(rng.sample(WORDS, 6))} (source: [[{d}#{c} - {t}]])" for d, c, t in rng.sample(written, 40)]
-    (root / "MEMORY.md").write_text("# Long-Term Memory\n\n## User Preferences\n" + "\n".join(bullets) + "\n", encoding="utf-8")
+from synth import generate  # noqa: E402  (bench/synth.py, the shared generator)
 
 
 def git(root: Path, *args: str) -> str:
@@ -88,7 +40,7 @@ def prepare(base: Path, n_events: int, n_files: int) -> Path:
     if not (root / ".git").is_dir():
         shutil.rmtree(root, ignore_errors=True)
         root.mkdir(parents=True)
-        build(root, n_files, n_events // n_files)
+        generate(root, n_events, n_files, seed=1)
         git(root, "init", "-q")
         git(root, "add", "-A")
         git(root, "commit", "-q", "--no-verify", "-m", "synthetic vault")

@@ -87,7 +87,7 @@ FUTURE_SLACK = timedelta(minutes=5)
 MEMORY_FILE = "MEMORY.md"
 NEWLINE_RE = re.compile("\n")
 TRAILING_WS_RE = re.compile(r"[ \t]+$", re.M)
-LOST_HEADING_RE = re.compile(r"^(?: {1,3}##[ \t]*|##)\d{1,2}:\d{2}", re.M)
+LOST_HEADING_RE = re.compile(r"\n(?: {1,3}##[ \t]*|##)\d{1,2}:\d{2}")  # a literal first char: fast scan
 META_LINE_RE = re.compile(r"^(?:" + "|".join(META_KEYS) + r")[ \t]*:", re.M | re.I)
 
 # `## HH:MM - Type` written loosely: indented, no space after ##, odd spacing round the dash.
@@ -202,22 +202,35 @@ def rule_headings(src: SourceFile) -> Iterator[Problem]:
     lines = src.lines
     for ev in src.parsed.events:  # headings the parser read: spacing and the blank line above
         i = ev.line - 1
-        m = LOOSE_HEADING_RE.match(lines[i])
-        if m and (m["gap"] != " " or m["sep"].strip(" ") != m["sep"][1:2] or len(m["sep"]) != 3):
-            yield _p(src.path, i + 1, "MV008", f"entry heading spacing: write '{canonical_heading(m)}'")
+        if not _tidy_heading(lines[i]):
+            m = LOOSE_HEADING_RE.match(lines[i])
+            if m and (m["gap"] != " " or m["sep"].strip(" ") != m["sep"][1:2] or len(m["sep"]) != 3):
+                yield _p(src.path, i + 1, "MV008", f"entry heading spacing: write '{canonical_heading(m)}'")
         if i > src.body_start and lines[i - 1].strip():
             yield _p(src.path, i + 1, "MV009", "no blank line before the entry heading")
-    if "##" not in src.text:
-        return
-    for hit in LOST_HEADING_RE.finditer(src.text):  # headings the parser could not read
-        i = src.line_index(hit.start())
+    text = src.text
+    starts = [0] if text.startswith((" ", "##")) else []
+    # headings the parser could not read: `##09:00 - ...` or indented `  ## 09:00 - ...`
+    for hit in LOST_HEADING_RE.finditer(text) if "\n##" in text or "\n " in text else ():
+        starts.append(hit.start() + 1)
+    for start in starts:
+        i = src.line_index(start)
         m = LOOSE_HEADING_RE.match(lines[i])
-        if m and i >= src.body_start and not src.in_fence[i]:
+        if m and (m["indent"] or not m["gap"]) and i >= src.body_start and not src.in_fence[i]:
             what = "is indented" if m["indent"] else "has no space after '##'"
             yield _p(src.path, i + 1, "MV008", f"'{lines[i].strip()}' {what}, so it is not read as an entry heading "
                      "(its text joins the entry above); write '## HH:MM - Type'", severity="error")
             if i > src.body_start and lines[i - 1].strip():
                 yield _p(src.path, i + 1, "MV009", "no blank line before the entry heading")
+
+
+def _tidy_heading(line: str) -> bool:
+    """Fast path for the common case: `## HH:MM - Type` already spaced right (no regex)."""
+    k = line.find(" ", 3)
+    return (
+        line[2:3] == " " and line[3:4] not in (" ", "\t") and k > 3
+        and line[k : k + 3] in (" - ", " \u2013 ", " \u2014 ") and line[k + 3 : k + 4] not in (" ", "\t", "")
+    )
 
 
 def canonical_heading(m: re.Match[str]) -> str:
@@ -235,8 +248,10 @@ def is_hard_break(line: str, following: str | None) -> bool:
 
 def trailing_ws_lines(src: SourceFile) -> Iterator[int]:
     """Indexes of lines with trailing whitespace that is safe to remove (not code, not a hard break)."""
-    lines = src.lines
-    for hit in TRAILING_WS_RE.finditer(src.text):
+    lines, text = src.lines, src.text
+    if " \n" not in text and "\t\n" not in text and not text.endswith((" ", "\t")):
+        return
+    for hit in TRAILING_WS_RE.finditer(text):
         i = src.line_index(hit.start())
         if i < src.body_start or src.in_fence[i]:
             continue
@@ -299,7 +314,7 @@ def rule_metadata(src: SourceFile) -> Iterator[Problem]:
             start = _entry_meta_start(src, ev)
             line = next((i + 1 for i in range(start, ev.end_line) if lines[i].lower().startswith("expires")), ev.line)
             yield _p(src.path, line, "MV208", f"Expires {ev.expires.isoformat()} is not after the entry's own time; it was never live")
-        if ev.content and META_LINE_RE.search(ev.content):
+        if ":" in ev.content and META_LINE_RE.search(ev.content):
             fence = src.in_fence
             for i in range(ev.line, _entry_meta_start(src, ev)):
                 m = META_RE.match(lines[i]) if not fence[i] else None

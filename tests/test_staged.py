@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memvault.errors import GitError
+from memvault.errors import ConfigError, GitError
 
 from .helpers_check import CHECKS, codes, git, git_repo, run_check, run_memvault, write_vault
 
@@ -131,7 +131,11 @@ def test_staged_config_is_the_one_used(tmp_path: Path):
     (repo / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n')  # unstaged: ignored
     assert run_check(repo, staged=True).problems == []
     stage(repo, "memvault.toml", "[vault\n")
-    with pytest.raises(Exception, match="memvault.toml"):
+    with pytest.raises(ConfigError, match="memvault.toml"):
+        run_check(repo, staged=True)
+    git(repo, "reset", "-q", "memory/2026-02-21.md")
+    stage(repo, "memvault.toml", '[checks]\ndisable = ["MV999"]\n')  # only the config is staged
+    with pytest.raises(ConfigError, match="MV999"):
         run_check(repo, staged=True)
 
 
