@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import tomllib
+from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -98,14 +99,32 @@ class WorkingTree:
                 out[rel] = None
         return out
 
-    def grep(self, needles: set[str], paths: list[str]) -> set[str]:
-        wanted = [n.lower().encode() for n in needles]
-        found = set()
-        for rel, raw in self.read(paths).items():
-            low = (raw or b"").lower()
-            if any(n in low for n in wanted):
-                found.add(rel)
-        return found
+    def grep(self, needles: set[str]) -> dict[str, set[str]]:
+        """{path: the needles (lower-cased) its text contains, ignoring case}."""
+        return self.grep_files(self.paths(), needles)
+
+    def grep_files(self, paths: list[str], needles: set[str]) -> dict[str, set[str]]:
+        return _contains(self.read(paths), needles)
+
+
+def _contains(texts: dict[str, bytes | None], needles: set[str]) -> dict[str, set[str]]:
+    wanted = [(n, n.encode()) for n in {n.lower() for n in needles}]
+    out: dict[str, set[str]] = {}
+    for rel, raw in texts.items():
+        low = (raw or b"").lower()
+        found = {n for n, b in wanted if b in low}
+        if found:
+            out[rel] = found
+    return out
+
+
+def _overlap(needles: list[str]) -> bool:
+    """Could two needles overlap in a text? Then `git grep -o` may report only one of them."""
+    for a in needles:
+        for b in needles:
+            if a != b and (a in b or any(a.endswith(b[:k]) for k in range(1, min(len(a), len(b))))):
+                return True
+    return False
 
 
 class GitIndex:
@@ -160,25 +179,30 @@ class GitIndex:
             pos = nl + 1 + size + 1
         return out
 
-    def grep(self, needles: set[str], paths: list[str]) -> set[str]:
-        """Staged files containing any needle (case-insensitive).
+    def grep(self, needles: set[str]) -> dict[str, set[str]]:
+        """{staged path: the needles (lower-cased) its staged text contains, ignoring case}.
 
         `git grep --cached` inflates every blob (~150 ms on 100k entries); grepping the
         working tree takes a fifth of that. Files whose working copy differs from the
         index (`git diff --name-only`, a stat check) are searched in their staged blobs
         instead, so the answer is still exactly the index's.
         """
-        args = ["grep", "-l", "-z", "-i", "-F"]
-        for n in sorted(needles):
-            args += ["-e", n]
-        out = self._git(*args, "--", MEMORY_FILE, "memory", ok=(0, 1))
-        hits = {p for p in out.split("\0") if p and is_vault_markdown(p)}
+        wanted = sorted({n.lower() for n in needles})
+        pattern_args = [arg for n in wanted for arg in ("-e", n)]
+        spec = ["--", MEMORY_FILE, "memory"]
+        found: dict[str, set[str]] = defaultdict(set)
+        if _overlap(wanted):  # `-o` could hide one of two overlapping needles: read the files
+            out = self._git("grep", "-l", "-z", "-i", "-F", *pattern_args, *spec, ok=(0, 1))
+            found.update(WorkingTree(self.root).grep_files([p for p in out.split("\0") if p], needles))
+        else:
+            out = self._git("grep", "-o", "-z", "-i", "-F", *pattern_args, *spec, ok=(0, 1))
+            for row in out.split("\n"):
+                path, _, match = row.partition("\0")
+                if match:
+                    found[path].add(match.lower())
         dirty = {p for p in self._git("diff", "--name-only", "-z", "--relative").split("\0") if is_vault_markdown(p)}
-        hits -= dirty
-        wanted = [n.lower().encode() for n in needles]
-        for rel, raw in self.read(sorted(dirty & set(paths))).items():
-            if raw is not None and any(n in raw.lower() for n in wanted):
-                hits.add(rel)
+        hits = {p: f for p, f in found.items() if p not in dirty and is_vault_markdown(p)}
+        hits.update(_contains(self.read(sorted(dirty)), needles))
         return hits
 
 
@@ -212,6 +236,7 @@ class ContextLoader:
     def __init__(self, source: WorkingTree | GitIndex, all_paths: list[str], config: Config):
         self.source, self.all_paths, self.config = source, all_paths, config
         self.by_date = by_stem(all_paths)  # looked up by date only
+        self.all_paths_set = set(all_paths)
         self.loaded: dict[str, SourceFile] = {}
         self.focus: set[str] = set()
         self.everything = False
@@ -219,11 +244,17 @@ class ContextLoader:
     def load(self, focus: list[SourceFile]) -> list[SourceFile]:
         self.loaded = {f.path: f for f in focus}
         self.focus = set(self.loaded)
-        events = [e for f in focus for e in f.parsed.events]
-        paths, needles, vague = self._wanted(events)
-        found = self.source.grep(needles, self.all_paths) if needles else set()
-        self._add(paths | found)
-        if self.everything or any(self._needs_everything(ref, ev) for ref, ev in vague):
+        paths: set[str] = set()
+        anywhere: set[str] = set()
+        vague: list[tuple[str, Event, set[str]]] = []
+        for ev in (e for f in focus for e in f.parsed.events):
+            self._wanted(ev, paths, anywhere, vague)
+        needles = anywhere | {_needle(k) for _, _, keys in vague for k in keys}
+        found = self.source.grep(needles) if needles else {}
+        ids = {n.lower() for n in anywhere}
+        picked = {p for p, has in found.items() if has & ids or any(_enough(has, keys) for _, _, keys in vague)}
+        self._add(paths | picked)
+        if self.everything or not all(self._has_type(ref, ev) for ref, ev, _ in vague):
             self._add(set(self.all_paths))
             return self.context()
         self._follow_chains(focus)
@@ -232,33 +263,30 @@ class ContextLoader:
     def context(self) -> list[SourceFile]:
         return [f for f in self.loaded.values() if f.path not in self.focus]
 
-    def _add(self, paths: set[str]) -> None:
-        new = sorted(paths - self.loaded.keys())
+    def _add(self, paths: Iterable[str]) -> None:
+        new = sorted(set(paths) - self.loaded.keys())
         for rel, raw in self.source.read(new).items():
             self.loaded[rel] = load_source(rel, raw, self.config)
 
-    def _wanted(self, events: list[Event]) -> tuple[set[str], set[str], list[tuple[str, Event]]]:
-        paths: set[str] = set()
-        needles: set[str] = set()
-        vague: list[tuple[str, Event]] = []
-        for ev in events:
-            if ev.explicit_id:  # a duplicate may be anywhere
-                needles.add(f"^{ev.id}" if ev.kind == "curated" else ev.id)
-            for ref in ((ev.supersedes,) if ev.supersedes else ()) + ev.reconfirms:
-                if self._ref(ref.strip(), paths, needles):
-                    vague.append((ref, ev))
-            for link in (*ev.links, *ev.sources):
-                self._ref(f"[[{link}]]", paths, needles)
-        return paths, needles, vague
+    def _wanted(self, ev: Event, paths: set[str], anywhere: set[str], vague: list[tuple[str, Event, set[str]]]) -> None:
+        """Note where the entry's id, references and links may lead."""
+        if ev.explicit_id:  # a duplicate may be anywhere
+            anywhere.add(f"^{ev.id}" if ev.kind == "curated" else ev.id)
+        for ref in ((ev.supersedes,) if ev.supersedes else ()) + ev.reconfirms:
+            keys = self._ref(ref.strip(), paths, anywhere)
+            if keys is not None:
+                vague.append((ref, ev, keys))
+        for link in (*ev.links, *ev.sources):
+            self._ref(f"[[{link}]]", paths, anywhere)
 
-    def _ref(self, ref: str, paths: set[str], needles: set[str]) -> bool:
-        """Add where `ref` can point; True when it is a dateless description (resolved by words)."""
+    def _ref(self, ref: str, paths: set[str], anywhere: set[str]) -> set[str] | None:
+        """Note where `ref` can point; for a dateless description, return its key words."""
         if not ref:
-            return False
+            return None
         m = DEFAULT_ID_RE.match(ref) or ID_SPACE_RE.match(ref)
         if m:
             paths.update(self.by_date.get(m[1], ()))
-            return False
+            return None
         link = LINK_RE.match(ref)
         if link:
             page, _, anchor = link[1].partition("#")
@@ -268,33 +296,42 @@ class ContextLoader:
             elif log_date(page + ".md"):
                 paths.update(self.by_date.get(page, ()))
             elif anchor.strip().startswith("^"):
-                needles.add(anchor.strip())
-            return False
+                anywhere.add(anchor.strip())
+            return None
         if ref.startswith("^") or not any(ch.isspace() for ch in ref):
-            needles.add(ref)  # a single token may be an explicit id or a ^block, anywhere
+            anywhere.add(ref)  # a single token may be an explicit id or a ^block, anywhere
             if ref.startswith("^"):
-                return False
+                return None
         date = DATE_RE.search(ref)
         if date:
             paths.update(self.by_date.get(date[1], ()))
-            return False
+            return None
         keys = _keys(ref)
         if not keys:
-            self.everything = True
-        # every word whose stem is a key contains the key (or the key minus the `y` of -ies)
-        needles.update(k[:-1] if k.endswith("y") and len(k) > 3 else k for k in keys)
-        return True
+            self.everything = True  # a description of stopwords matches by type alone
+        return keys
 
-    def _needs_everything(self, ref: str, source: Event) -> bool:
-        """A dateless description naming a type needs an entry of that type among the loaded ones.
+    def _has_type(self, ref: str, source: Event) -> bool:
+        """A description naming a type narrows to earlier entries of that type, if any exist.
 
-        The resolver narrows to entries of the named type when any exist; if none of the
-        loaded files has one, the answer could differ from the whole vault's: load it all.
+        The files read so far may hold none while the vault does; then the answer could
+        differ from a full check's. MEMORY.md and the daily logs just before the entry are
+        read until one turns up; failing that, the caller reads everything.
         """
         words = {w.lower().rstrip("s") for w in WORD_RE.findall(ref)} & TYPE_WORDS
-        if not words:
-            return False
-        return not any(
+        if not words or self._typed_loaded(words, source):
+            return True
+        day = source.file.rsplit("/", 1)[-1][:10]
+        earlier = sorted((d for d in self.by_date if d < day and log_date(d + ".md")), reverse=True)
+        batches = [[MEMORY_FILE]] + [[p for d in earlier[i : i + 10] for p in self.by_date[d]] for i in (0, 10, 20)]
+        for batch in batches:
+            self._add(p for p in batch if p in self.all_paths_set)
+            if self._typed_loaded(words, source):
+                return True
+        return False
+
+    def _typed_loaded(self, words: set[str], source: Event) -> bool:
+        return any(
             e.type in words and e is not source and _earlier(e, source)
             for f in self.loaded.values() for e in f.parsed.events
         )
@@ -305,7 +342,7 @@ class ContextLoader:
         for _ in range(MAX_CHAIN_ROUNDS):
             tl = Timeline([e for f in self.loaded.values() for e in f.parsed.events], self.config)
             paths: set[str] = set()
-            needles: set[str] = set()
+            anywhere: set[str] = set()
             for ev in starts:
                 node, seen = ev.id, set()
                 while node in tl.supersedes and node not in seen:
@@ -313,12 +350,23 @@ class ContextLoader:
                     node = tl.supersedes[node]
                 end = tl.by_id.get(node)
                 if end is not None and end is not ev and end.supersedes and node not in tl.supersedes:
-                    self._ref(end.supersedes.strip(), paths, needles)
-            found = self.source.grep(needles, self.all_paths) if needles else set()
-            todo = (paths | found) - self.loaded.keys()
+                    keys = self._ref(end.supersedes.strip(), paths, anywhere)
+                    anywhere.update(_needle(k) for k in keys or ())
+            found = self.source.grep(anywhere) if anywhere else {}
+            todo = (paths | found.keys()) - self.loaded.keys()
             if not todo:
                 return
             self._add(todo)
+
+
+def _needle(key: str) -> str:
+    """Every word whose stem is `key` contains it, or it minus the `y` of a stemmed -ies."""
+    return key[:-1] if key.endswith("y") and len(key) > 3 else key
+
+
+def _enough(found: set[str], keys: set[str]) -> bool:
+    """Can a file holding these needles have an entry matching half the keys (the resolver's bar)?"""
+    return 2 * sum(_needle(k) in found for k in keys) >= len(keys)
 
 
 def _keys(ref: str) -> set[str]:

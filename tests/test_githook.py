@@ -185,6 +185,9 @@ def test_vault_in_a_subdirectory(tmp_path: Path):
     assert result.returncode != 0 and "memory/2026-02-21.md:3:1: MV004" in result.stderr
     add(repo, "notes/memory/2026-02-21.md", GOOD)
     assert commit(repo).returncode == 0
+    # git hands the hook a relative GIT_INDEX_FILE for a plain commit, an absolute one for -a
+    (repo / "notes" / "memory" / "2026-02-21.md").write_text(BAD)
+    assert "MV004" in commit(repo, "-a").stderr
 
 
 def test_hook_falls_back_to_the_installing_python_and_fails_closed_without_it(tmp_path: Path):

@@ -194,3 +194,41 @@ def test_staging_one_file_gives_the_full_checks_verdict_on_it(kind: str, tmp_pat
         git(repo, "add", rel)
         full = [p for p in run_check(repo).problems if p.path == rel]
         assert run_check(repo, staged=True).problems == full, (case, rel)
+
+
+def _noise(n: int, text: str) -> dict[str, str]:
+    return {f"memory/2026-01-{d:02d}.md": f"# 2026-01-{d:02d}\n\n## 10:00 - Observation\n{text} {d}\n" for d in range(1, n + 1)}
+
+
+def test_common_words_load_only_files_that_could_win(tmp_path: Path):
+    """A file must hold half the description's words to hold the entry it resolves to."""
+    files = {**_noise(25, "It rained on friday"),
+             "memory/2026-02-14.md": "# 2026-02-14\n\n## 14:30 - Belief\nWeekly updates on Friday afternoons\n"}
+    repo = git_repo(tmp_path / "v", files)
+    stage(repo, "memory/2026-02-21.md", GOOD + "\n## 16:00 - Correction\nMonday\n"
+          "Supersedes: belief about weekly updates on friday afternoons\n")
+    staged, full = run_check(repo, staged=True), run_check(repo)
+    assert staged.problems == full.problems == []
+    assert staged.context_files == 1
+
+
+def test_overlapping_search_words_are_still_counted(tmp_path: Path):
+    from memvault.checker import _overlap
+
+    assert _overlap(["part", "partner"])  # "party" searches as "part": git grep -o would hide one
+    files = {**_noise(5, "A parrot called"),
+             "memory/2026-02-14.md": "# 2026-02-14\n\n## 14:30 - Decision\nThe party partner booked the hall\n"}
+    repo = git_repo(tmp_path / "v", files)
+    stage(repo, "memory/2026-02-21.md", GOOD + "\n## 16:00 - Correction\nNo party\nSupersedes: party partner\n")
+    staged, full = run_check(repo, staged=True), run_check(repo)
+    assert staged.problems == full.problems == []
+    assert staged.context_files == 1
+
+
+def test_unresolvable_description_fails_in_both_modes(tmp_path: Path):
+    files = _noise(6, "Lunch with the team on friday")
+    repo = git_repo(tmp_path / "v", files)
+    stage(repo, "memory/2026-02-21.md", GOOD + "\n## 16:00 - Correction\nNo\nSupersedes: lunch on friday\n")
+    staged, full = run_check(repo, staged=True), run_check(repo)
+    assert codes(staged) == codes(full) == ["MV011"]
+    assert "ambiguous" in staged.problems[0].message
