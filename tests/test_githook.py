@@ -43,7 +43,9 @@ def test_the_script_is_posix_sh_and_shipped_in_the_package():
     assert githook.SCRIPT.read_bytes() == REPO_HOOK.read_bytes()
     text = REPO_HOOK.read_text()
     assert text.startswith("#!/bin/sh\n") and "bash" not in text and "[[" not in text
-    assert "--no-verify" in text.split("status=$?")[1]  # bypass explained only on failure
+    assert "--no-verify" in text.split("status=$?")[1]  # the bypass is explained on failure...
+    assert not [line for line in text.splitlines() if line.lstrip().startswith("#") and "no-verify" in line]
+    assert all("no-verify" not in line or "echo" in line for line in text.splitlines())  # ...and only there
     assert "check --staged" in text
 
 
@@ -218,3 +220,16 @@ def test_hook_install_outside_git_is_a_clear_error(tmp_path: Path):
     vault = write_vault(tmp_path / "v", {})
     result = run_memvault(vault, "hook", "install")
     assert result.returncode == 1 and "not in a git repository" in result.stderr
+
+
+@pytest.mark.slow
+def test_a_built_wheel_ships_the_hook_script(tmp_path: Path):
+    import zipfile
+
+    root = REPO_HOOK.parent.parent
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), str(root)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    (wheel,) = tmp_path.glob("memvault-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        assert zf.read("memvault/hook_scripts/pre-commit") == REPO_HOOK.read_bytes()
