@@ -29,13 +29,47 @@ WORDS = (
     "weekly monthly friday monday morning evening afternoon light dark mode theme font keyboard "
     "api endpoint schema index query cache memory vault note entry belief decision correction"
 ).split()
+SYLLABLES = "ka lo mi ne ru ta be so vi da pe gu ri mo sa te no fi la zu ko me ar en ol is".split()
+
+
+def vocabulary(size: int = 20_000) -> tuple[list[str], list[float]]:
+    """Topical words plus pronounceable made-up ones, with Zipf-Mandelbrot weights.
+
+    Real notes draw on a vocabulary of tens of thousands of words with a long tail; a tiny
+    vocabulary would make every query match most entries and misrepresent search cost.
+    """
+    rng = random.Random(12345)
+    words = list(WORDS)
+    seen = set(words)
+    while len(words) < size:
+        w = "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4)))
+        if w not in seen:
+            seen.add(w)
+            words.append(w)
+    # the topical words are spread over the head of the distribution, not all at the top
+    head = words[: len(WORDS)]
+    tail = words[len(WORDS) :]
+    mixed = []
+    for i, w in enumerate(tail):
+        if i % 10 == 0 and head:
+            mixed.append(head.pop(0))
+        mixed.append(w)
+    weights = [1.0 / (rank + 10) for rank in range(len(mixed))]
+    cum, total = [], 0.0
+    for w in weights:
+        total += w
+        cum.append(total)
+    return mixed, cum
+
+
+VOCAB, CUM_WEIGHTS = vocabulary()
 TYPES = ["Observation"] * 5 + ["Belief"] * 3 + ["Decision"] * 2 + ["Correction"]
 TAGS = ["work", "home", "health", "atlas", "infra", "people", "ideas", "travel", "finance"]
 START = date(2012, 1, 1)
 
 
 def sentence(rng: random.Random, n: int) -> str:
-    words = [rng.choice(WORDS) for _ in range(n)]
+    words = rng.choices(VOCAB, cum_weights=CUM_WEIGHTS, k=n)
     words[0] = words[0].capitalize()
     return " ".join(words)
 

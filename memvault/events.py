@@ -180,7 +180,15 @@ def _describe(result: RefResult, ref: str, what: str) -> str:
 class Timeline:
     """Events plus their resolved supersession graph; answers questions at a time T."""
 
-    def __init__(self, events: list[Event], config: Config | None = None):
+    def __init__(
+        self,
+        events: list[Event],
+        config: Config | None = None,
+        *,
+        edges: tuple[dict[str, str], list[tuple[str, str]]] | None = None,
+    ):
+        """`edges` = (supersedes new->old, [(reconfirmer, target)]) already resolved, e.g. by
+        the search index for a subset of events; without it references are resolved here."""
         self.config = config or Config()
         self.events = sorted(events, key=sort_key)
         self.index = EventIndex(self.events)
@@ -188,7 +196,10 @@ class Timeline:
         self.superseded_by: dict[str, list[str]] = defaultdict(list)
         self.reconfirmed_by: dict[str, list[str]] = defaultdict(list)
         self.problems: list[Problem] = []
-        self._build()
+        if edges is None:
+            self._build()
+        else:
+            self._use(*edges)
 
     @property
     def by_id(self) -> dict[str, Event]:
@@ -213,6 +224,17 @@ class Timeline:
         for ids in self.superseded_by.values():
             ids.sort(key=lambda i: sort_key(self.by_id[i]))
 
+    def _use(self, supersedes: dict[str, str], reconfirms: list[tuple[str, str]]) -> None:
+        for new, old in supersedes.items():
+            if new in self.by_id and old in self.by_id:
+                self.supersedes[new] = old
+                self.superseded_by[old].append(new)
+        for src, target in reconfirms:
+            if src in self.by_id:
+                self.reconfirmed_by[target].append(src)
+        for ids in self.superseded_by.values():
+            ids.sort(key=lambda i: sort_key(self.by_id[i]))
+
     def _link_supersedes(self, ev: Event) -> None:
         ref = ev.supersedes or ""
         res = self.index.resolve(ref, ev)
@@ -231,11 +253,22 @@ class Timeline:
                 return
             node = self.supersedes.get(node)
         old = self.by_id[target]
+        if old.kind == "curated" and ev.id in self._cited_by(old):
+            return  # curate already rewrote the bullet with this correction: it is not stale
         if old.timestamp and ev.timestamp and old.timestamp > ev.timestamp:
             self.problems.append(Problem(
                 ev.file, ev.line, f"'{ev.id}' supersedes '{target}', which is later", "warning", "MV014"))
         self.supersedes[ev.id] = target
         self.superseded_by[target].append(ev.id)
+
+    def _cited_by(self, curated: Event) -> set[str]:
+        """Ids of the log entries a curated bullet names as its sources."""
+        cited = set()
+        for src in curated.sources:
+            res = self.index.resolve(src if src.startswith("[[") else f"[[{src}]]")
+            if res.ok:
+                cited.add(res.target)
+        return cited
 
     # -- the rule ---------------------------------------------------------------------
 

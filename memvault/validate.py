@@ -66,7 +66,7 @@ RULES: dict[str, Rule] = {r.code: r for r in (
     Rule("MV301", "error", "bad date in a MEMORY.md annotation"),
     Rule("MV302", "warning", "MEMORY.md text that is not a bullet"),
     Rule("MV303", "warning", "MEMORY.md bullet outside any section"),
-    Rule("MV304", "error", "MEMORY.md over its size budget"),
+    Rule("MV304", "warning", "MEMORY.md over its size budget"),
     Rule("MV305", "warning", "MEMORY.md section heading repeated"),
     Rule("MV306", "warning", "MEMORY.md has no '# ' title"),
     Rule("MV401", "error", "link to a daily log or entry does not resolve"),
@@ -82,7 +82,6 @@ RULES: dict[str, Rule] = {r.code: r for r in (
 )}  # fmt: skip
 
 CHECK_DEFAULTS = {"disable": []}
-CURATE_DEFAULTS = {"budget_chars": 8000}
 FUTURE_SLACK = timedelta(minutes=5)
 MEMORY_FILE = "MEMORY.md"
 NEWLINE_RE = re.compile("\n")
@@ -112,11 +111,12 @@ def disabled_codes(config: Config) -> frozenset[str]:
     return frozenset(codes)
 
 
-def memory_budget(config: Config) -> int:
-    value = config.section("curate", CURATE_DEFAULTS).get("budget_chars", 8000)
-    if not isinstance(value, int) or value <= 0:
-        raise ConfigError(f"{config.path or 'memvault.toml'}: [curate] budget_chars must be a positive integer")
-    return value
+def memory_budget(config: Config) -> tuple[int, int]:
+    """(chars, lines) from `[curate]`, as curate reads and checks them; 0 means no limit."""
+    from .curate_settings import Settings
+
+    settings = Settings.from_config(config)
+    return settings.budget_chars, settings.budget_lines
 
 
 # ------------------------------------------------------------------------------- inputs
@@ -323,13 +323,16 @@ def rule_metadata(src: SourceFile) -> Iterator[Problem]:
                              "not metadata; metadata lines go at the end of the entry")
 
 
-def rule_memory_structure(src: SourceFile, budget: int) -> Iterator[Problem]:
+def rule_memory_structure(src: SourceFile, budget: tuple[int, int]) -> Iterator[Problem]:
     """MV302-MV306: MEMORY.md is `# Title`, `## Section`s of bullets, within its size budget."""
     if src.path != MEMORY_FILE:
         return
-    if len(src.text) > budget:
-        yield _p(src.path, 1, "MV304", f"MEMORY.md is {len(src.text)} characters, over its budget of {budget} "
-                 "([curate] budget_chars in memvault.toml); move detail back to the daily logs")
+    chars, lines_used = len(src.text), len(src.text.splitlines())
+    for used, limit, unit, key in ((chars, budget[0], "characters", "budget_chars"),
+                                   (lines_used, budget[1], "lines", "budget_lines")):
+        if limit and used > limit:
+            yield _p(src.path, 1, "MV304", f"MEMORY.md is {used} {unit}, over its budget of {limit} "
+                     f"([curate] {key} in memvault.toml); `memvault curate` proposes what to archive")
     lines, fence = src.lines, src.in_fence
     section: str | None = None
     seen: dict[str, int] = {}
@@ -381,7 +384,7 @@ def rule_secrets(src: SourceFile) -> Iterator[Problem]:
                  col=hit.col)
 
 
-def file_problems(src: SourceFile, config: Config, now: datetime, budget: int) -> list[Problem]:
+def file_problems(src: SourceFile, config: Config, now: datetime, budget: tuple[int, int]) -> list[Problem]:
     """Everything wrong inside one file on its own."""
     out = list(src.parsed.problems)
     for rule in (rule_title, rule_headings, rule_trailing_whitespace, rule_time_order, rule_metadata, rule_secrets):

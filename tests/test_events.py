@@ -147,3 +147,20 @@ def test_seed_correction_supersedes_the_friday_belief(sample_vault):
     data = vault.as_dict(belief)
     assert data["status"] == "superseded" and data["superseded_by"] == "2026-02-21T16:00"
     assert vault.as_dict(vault.get("2026-02-21T16:00"))["supersedes"] == "2026-02-14T14:30"
+
+
+def test_a_curated_bullet_that_cites_its_correction_is_not_superseded_by_it(vault_dir):
+    (vault_dir / "memory").mkdir()
+    (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n')
+    (vault_dir / "memory" / "2026-02-21.md").write_text(
+        "# 2026-02-21\n\n## 16:00 - Correction\nPrefers light mode\nSupersedes: ^mv-aaaaaa\n"
+    )
+    memory = "# Long-Term Memory\n\n## Prefs\n- {text} ^mv-aaaaaa\n"
+    (vault_dir / "MEMORY.md").write_text(memory.format(text="Prefers dark mode"))
+    vault = Vault.open(vault_dir)
+    assert vault.as_dict(vault.get("mv-aaaaaa"))["status"] == "superseded"
+    (vault_dir / "MEMORY.md").write_text(memory.format(
+        text="Prefers light mode (updated 2026-02-21, was: dark mode) (source: [[2026-02-21#16:00 - Correction]])"))
+    vault = Vault.open(vault_dir)
+    assert vault.as_dict(vault.get("mv-aaaaaa"))["status"] == "live"
+    assert vault.timeline.problems == []

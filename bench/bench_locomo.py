@@ -1,0 +1,89 @@
+"""Retrieval quality on the LoCoMo development split: memvault search vs the scorer's table.
+
+    python bench/bench_locomo.py                      # sqlite backend, in-process search
+    python bench/bench_locomo.py --backend whoosh
+    python bench/bench_locomo.py --cli                # one `memvault search` process per question
+
+Converts the conversations with ../shared/bench/locomo/locomo_to_vault.py into a temporary
+folder (the data is CC BY-NC and never enters this repository), searches every question in
+its conversation's vault (top 20, access recording off so questions do not influence each
+other), writes conv<i>/results.jsonl and prints the scorer's table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+LOCOMO = Path(os.environ.get("MEMVAULT_LOCOMO", HERE.parent.parent.parent / "shared" / "bench" / "locomo"))
+if not LOCOMO.exists():
+    LOCOMO = Path("/work/shared/bench/locomo")
+
+
+def convert(out: Path, conversations: str) -> None:
+    subprocess.run(
+        [sys.executable, str(LOCOMO / "locomo_to_vault.py"), "--data", str(LOCOMO / "locomo-dev.json"),
+         "--conversations", conversations, "--out", str(out)],
+        check=True, capture_output=True,
+    )
+
+
+def search_conv(conv: Path, backend: str, use_cli: bool, k: int) -> tuple[int, float]:
+    from memvault.index import open_index
+    from memvault.vault import Vault
+
+    vault = Vault.open(conv / "vault")
+    questions = [json.loads(line) for line in (conv / "questions.jsonl").read_text().splitlines() if line.strip()]
+    started = time.perf_counter()
+    with open_index(vault, backend) as index:
+        index.update()
+        rows = []
+        for q in questions:
+            if use_cli:
+                proc = subprocess.run(
+                    ["memvault", "--vault", str(conv / "vault"), "search", "--json", "--limit", str(k),
+                     "--backend", backend, q["question"]],
+                    capture_output=True, text=True, check=True,
+                )
+                hits = [h["id"] for h in json.loads(proc.stdout)]
+            else:
+                hits = [h.id for h in index.search(q["question"], limit=k, record_access=False)]
+            rows.append(json.dumps({"qid": q["qid"], "hits": hits}))
+    (conv / "results.jsonl").write_text("\n".join(rows) + "\n")
+    return len(questions), time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--backend", default="sqlite")
+    ap.add_argument("--conversations", default="0-4")
+    ap.add_argument("--cli", action="store_true", help="run a memvault process per question")
+    ap.add_argument("--out", type=Path, help="folder for the vaults (default: a temporary one)")
+    ap.add_argument("-k", type=int, default=20)
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="memvault-locomo-") as tmp:
+        out = args.out or Path(tmp)
+        convert(out, args.conversations)
+        total_q, total_s = 0, 0.0
+        for conv in sorted(out.glob("conv*")):
+            n, secs = search_conv(conv, args.backend, args.cli, args.k)
+            total_q, total_s = total_q + n, total_s + secs
+        print(f"backend {args.backend}: {total_q} questions searched in {total_s:.1f}s "
+              f"({1000 * total_s / max(total_q, 1):.1f} ms/question incl. indexing)")
+        subprocess.run(
+            [sys.executable, str(LOCOMO / "locomo_score.py"), "--dir", str(out),
+             "--conversations", args.conversations, "--results-name", "results.jsonl"],
+            check=True,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

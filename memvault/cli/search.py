@@ -1,0 +1,115 @@
+"""Search commands: search, index, status."""
+
+from __future__ import annotations
+
+import re
+
+import click
+
+from ._common import cli, emit, is_tty, json_option, open_vault, parse_when
+
+BACKEND_HELP = "Index backend: sqlite (default) or whoosh. Default: [index] backend in memvault.toml."
+MARK_RE = re.compile(r"\*\*(.+?)\*\*")
+
+
+@cli.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1), help="Number of hits.")
+@click.option("--type", "types", multiple=True, help="Only this type (repeatable); also `type:X` in the query.")
+@click.option("--tag", "tags", multiple=True, help="Only entries with this tag (repeatable); also `tag:X`.")
+@click.option("--since", help="Entries at or after this time.")
+@click.option("--until", help="Entries at or before this time.")
+@click.option("--all", "include_all", is_flag=True, help="Include superseded and expired entries.")
+@click.option("--backend", help=BACKEND_HELP)
+@json_option
+@click.pass_context
+def search(ctx, query, limit, types, tags, since, until, include_all, backend, as_json) -> None:
+    """Search memories: words are OR-ed and ranked; "quoted phrases" must match.
+
+    Ranked by relevance, importance, recency and confidence (docs/search.md).
+    """
+    from ..index import search_vault
+
+    vault = open_vault(ctx)
+    hits = search_vault(
+        vault, " ".join(query), backend=backend, limit=limit, types=types, tags=tags,
+        since=parse_when(vault, since), until=parse_when(vault, until, day_end=True),
+        include_all=include_all,
+    )
+    emit([h.to_dict() for h in hits], as_json, lambda items: _hits_text(items, is_tty()))
+
+
+def _hits_text(items: list[dict], color: bool) -> str:
+    if not items:
+        return "no matches"
+    out = []
+    for i, d in enumerate(items, 1):
+        status = "" if d["status"] == "live" else f"  [{d['status']}" + (
+            f" by {d['superseded_by']}]" if d["superseded_by"] else "]")
+        head = f"{i:>2}. {d['score']:.3f}  {d['id']}  {d['type']}  {d['location']}{status}"
+        snippet = d["snippet"]
+        if color:
+            head = click.style(head, dim=False, bold=False)
+            snippet = MARK_RE.sub(lambda m: click.style(m.group(1), bold=True), snippet)
+        out += [head, f"    {snippet}"]
+    return "\n".join(out)
+
+
+@cli.command("index")
+@click.option("--rebuild", is_flag=True, help="Rebuild from scratch instead of updating changed files.")
+@click.option("--backend", help=BACKEND_HELP)
+@json_option
+@click.pass_context
+def index_cmd(ctx, rebuild: bool, backend: str | None, as_json: bool) -> None:
+    """Bring the search index up to date with the Markdown (only changed files are re-read)."""
+    from ..index import open_index
+
+    vault = open_vault(ctx)
+    with open_index(vault, backend) as index, _Progress(is_tty() and not as_json) as progress:
+        report = index.rebuild(progress=progress) if rebuild else index.update(progress=progress)
+    emit(report.to_dict(), as_json, _report_text)
+
+
+def _report_text(d: dict) -> str:
+    what = "rebuilt" if d["rebuilt"] else "updated"
+    files = f"{len(d['added'])} added, {len(d['changed'])} changed, {len(d['removed'])} removed"
+    line = f"index {what}: {files} file(s); {d['events_indexed']} event(s) indexed in {d['seconds']:.2f}s"
+    errors = sum(p["severity"] == "error" for p in d["problems"])
+    if d["problems"]:
+        line += f"\n{len(d['problems'])} problem(s), {errors} error(s); `memvault check` lists them"
+    return line
+
+
+class _Progress:
+    """A click progress bar on a terminal, nothing otherwise; created on the first report."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.bar = None
+        self.done = 0
+
+    def __enter__(self):
+        return self if self.enabled else None
+
+    def __call__(self, n: int, total: int) -> None:
+        if self.bar is None:
+            self.bar = click.progressbar(length=total, label="indexing", file=click.get_text_stream("stderr"))
+            self.bar.__enter__()
+        self.bar.update(n - self.done)
+        self.done = n
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def status(ctx, as_json: bool) -> None:
+    """Index (and other derived state): files and events on disk vs indexed, staleness."""
+    from ..status import collect
+
+    vault = open_vault(ctx)
+    data, lines = collect(vault)
+    emit(data, as_json, lambda _: "\n".join(lines))

@@ -1,0 +1,97 @@
+"""The search, index and status commands, checked through the library."""
+
+from __future__ import annotations
+
+import json
+
+from memvault import access
+from memvault.cli import cli
+from memvault.index import open_index
+
+from .helpers_index import entry, make_vault, write_log
+
+
+def setup(vault_dir):
+    vault = make_vault(vault_dir)
+    write_log(vault.root, "2026-02-14", entry("10:00", "Belief", "User wants weekly updates on Friday"),
+              entry("11:00", "Observation", "Talked about the garden", tags="home"))
+    write_log(vault.root, "2026-02-21", entry("16:00", "Correction", "Weekly updates on Monday, not Friday",
+                                              supersedes="belief about Friday updates from 2026-02-14"))
+    return vault
+
+
+def test_search_json_builds_the_index_and_records_access(vault_dir, runner):
+    vault = setup(vault_dir)
+    result = runner.invoke(cli, ["search", "--json", "friday", "updates"])
+    assert result.exit_code == 0, result.output
+    hits = json.loads(result.output)
+    assert hits[0]["id"] == "2026-02-21T16:00"
+    assert "2026-02-14T10:00" not in [h["id"] for h in hits]  # the belief is superseded
+    hit = hits[0]
+    assert hit["location"] == "memory/2026-02-21.md#L3-L5"
+    assert set(hit["score_parts"]) == {"relevance", "importance", "recency", "confidence"}
+    assert "**Friday**" in hit["snippet"] and hit["superseded_by"] is None
+    with open_index(vault) as index:
+        assert index.status().events_indexed == 3
+    assert access.stats(vault.root)["2026-02-21T16:00"].count == 1
+
+
+def test_search_all_filters_and_text(vault_dir, runner):
+    setup(vault_dir)
+    result = runner.invoke(cli, ["search", "--all", "--json", "friday"])
+    hits = json.loads(result.output)
+    assert [(h["id"], h["status"], h["superseded_by"]) for h in hits][:2] == [
+        ("2026-02-21T16:00", "live", None), ("2026-02-14T10:00", "superseded", "2026-02-21T16:00")]
+    result = runner.invoke(cli, ["search", "--tag", "home", "--json", "garden", "updates"])
+    assert [h["id"] for h in json.loads(result.output)] == ["2026-02-14T11:00"]  # the only #home
+    result = runner.invoke(cli, ["search", "--type", "correction", "--until", "2026-02-20", "updates"])
+    assert result.output.strip() == "no matches"
+    result = runner.invoke(cli, ["search", "--since", "2026-02-20", "updates"])
+    assert "2026-02-21T16:00" in result.output and "memory/2026-02-21.md#L3-L5" in result.output
+
+
+def test_search_sees_edits_without_an_explicit_index(vault_dir, runner):
+    vault = setup(vault_dir)
+    runner.invoke(cli, ["index"])
+    write_log(vault.root, "2026-02-22", entry("09:00", "Observation", "Bought a new kettle"))
+    result = runner.invoke(cli, ["search", "--json", "kettle"])
+    assert [h["id"] for h in json.loads(result.output)] == ["2026-02-22T09:00"]
+
+
+def test_index_and_rebuild_commands(vault_dir, runner):
+    vault = setup(vault_dir)
+    result = runner.invoke(cli, ["index"])
+    assert result.exit_code == 0 and "index rebuilt: 2 added" in result.output  # first run builds
+    assert "\r" not in result.output  # no progress bar when not on a terminal
+    result = runner.invoke(cli, ["index", "--json"])
+    data = json.loads(result.output)
+    assert data["rebuilt"] is False and data["added"] == [] and data["events_indexed"] == 0
+    result = runner.invoke(cli, ["index", "--rebuild", "--backend", "whoosh", "--json"])
+    assert json.loads(result.output)["events_indexed"] == 3
+    with open_index(vault, "whoosh") as index:
+        assert [h.id for h in index.search("garden", record_access=False)][:1] == ["2026-02-14T11:00"]
+
+
+def test_status_command(vault_dir, runner):
+    vault = setup(vault_dir)
+    result = runner.invoke(cli, ["status", "--json"])
+    data = json.loads(result.output)["index"]
+    assert data["stale"] is True and data["files_on_disk"] == 2 and data["events_on_disk"] == 3
+    runner.invoke(cli, ["index"])
+    result = runner.invoke(cli, ["status"])
+    assert "index: sqlite, up to date" in result.output
+    assert "events: 3 on disk, 3 indexed" in result.output
+    write_log(vault.root, "2026-02-23", entry("09:00", "Observation", "x"))
+    assert "stale (1 file(s) changed" in runner.invoke(cli, ["status"]).output
+
+
+def test_bad_input_is_reported(vault_dir, runner):
+    setup(vault_dir)
+    result = runner.invoke(cli, ["search", "--backend", "lucene", "x"])
+    assert result.exit_code == 1 and "unknown index backend 'lucene'" in result.output
+    result = runner.invoke(cli, ["search", "--limit", "0", "x"])
+    assert result.exit_code == 2
+    result = runner.invoke(cli, ["search", "--since", "someday", "x"])
+    assert result.exit_code == 2 and "cannot read the time" in result.output
+    (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n[index]\nbackend = "nope"\n')
+    assert "unknown index backend 'nope'" in runner.invoke(cli, ["index"]).output
