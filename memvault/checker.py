@@ -16,10 +16,12 @@ import os
 import re
 import subprocess
 import tomllib
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ from .validate import MEMORY_FILE, SourceFile, by_stem, disabled_codes, memory_b
 from .vault import BIG_FILE, Vault, is_vault_markdown, iter_markdown, parse_text
 
 DEFAULT_ID_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})T\d{1,2}:\d{2}(?:-\d+)?$")
+HEAD_RE = re.compile(rb"^##[ \t]", re.M)
 TYPE_WORDS = {"belief", "decision", "observation", "correction"}
 MAX_CHAIN_ROUNDS = 25
 
@@ -119,11 +122,17 @@ def _contains(texts: dict[str, bytes | None], needles: set[str]) -> dict[str, se
 
 
 def _overlap(needles: list[str]) -> bool:
-    """Could two needles overlap in a text? Then `git grep -o` may report only one of them."""
+    """Could `git grep -o` hide a needle where it matters?
+
+    It prints the leftmost-longest match and resumes after it, so needle `b` is lost where
+    it starts inside a match of `a`. That only matters where `b` starts a word (keys are
+    word stems, ids stand alone): at `a`'s start, or after a non-word character in `a`.
+    """
     for a in needles:
         for b in needles:
-            if a != b and (a in b or any(a.endswith(b[:k]) for k in range(1, min(len(a), len(b))))):
-                return True
+            for k in range(len(a)) if a != b else ():
+                if (k == 0 or not a[k - 1].isalnum()) and (b.startswith(a[k:]) or a[k:].startswith(b)):
+                    return True
     return False
 
 
@@ -159,9 +168,33 @@ class GitIndex:
         out = self._git("ls-files", "-z", "--cached", "--", MEMORY_FILE, "memory")
         return sorted({p for p in out.split("\0") if p and is_vault_markdown(p)})
 
+    @cached_property
+    def dirty(self) -> set[str]:
+        """Vault files whose working copy differs from the index (a stat check, then content)."""
+        return {p for p in self._git("diff", "--name-only", "-z", "--relative").split("\0") if p}
+
     def read(self, paths: Iterable[str]) -> dict[str, bytes | None]:
-        """Staged blobs through one `git cat-file --batch` process."""
+        """The staged content of each path.
+
+        A file git reports unchanged is read from the working tree (ten times faster than
+        inflating its blob); the others come from the index through one `git cat-file
+        --batch`. (A clean/smudge filter on vault Markdown would break that equivalence.)
+        """
         paths = list(paths)
+        out: dict[str, bytes | None] = {}
+        blobs = []
+        for rel in paths:
+            if rel in self.dirty:
+                blobs.append(rel)
+                continue
+            try:
+                out[rel] = (self.root / rel).read_bytes()
+            except OSError:  # e.g. outside a sparse checkout
+                blobs.append(rel)
+        out.update(self._blobs(blobs))
+        return {rel: out[rel] for rel in paths}
+
+    def _blobs(self, paths: list[str]) -> dict[str, bytes | None]:
         if not paths:
             return {}
         stdin = "".join(f":{self.prefix}{p}\n" for p in paths).encode("utf-8", "surrogateescape")
@@ -184,25 +217,24 @@ class GitIndex:
 
         `git grep --cached` inflates every blob (~150 ms on 100k entries); grepping the
         working tree takes a fifth of that. Files whose working copy differs from the
-        index (`git diff --name-only`, a stat check) are searched in their staged blobs
-        instead, so the answer is still exactly the index's.
+        index are searched in their staged blobs instead, so the answer is the index's.
         """
         wanted = sorted({n.lower() for n in needles})
         pattern_args = [arg for n in wanted for arg in ("-e", n)]
         spec = ["--", MEMORY_FILE, "memory"]
-        found: dict[str, set[str]] = defaultdict(set)
+        found: dict[str, set[str]] = {}
         if _overlap(wanted):  # `-o` could hide one of two overlapping needles: read the files
             out = self._git("grep", "-l", "-z", "-i", "-F", *pattern_args, *spec, ok=(0, 1))
-            found.update(WorkingTree(self.root).grep_files([p for p in out.split("\0") if p], needles))
+            listed = [p for p in out.split("\0") if p and p not in self.dirty]
+            found = _contains(self.read(listed), needles)
         else:
             out = self._git("grep", "-o", "-z", "-i", "-F", *pattern_args, *spec, ok=(0, 1))
             for row in out.split("\n"):
                 path, _, match = row.partition("\0")
                 if match:
-                    found[path].add(match.lower())
-        dirty = {p for p in self._git("diff", "--name-only", "-z", "--relative").split("\0") if is_vault_markdown(p)}
-        hits = {p: f for p, f in found.items() if p not in dirty and is_vault_markdown(p)}
-        hits.update(_contains(self.read(sorted(dirty)), needles))
+                    found.setdefault(path, set()).add(match.lower())
+        hits = {p: f for p, f in found.items() if p not in self.dirty and is_vault_markdown(p)}
+        hits.update(_contains(self.read(sorted(p for p in self.dirty if is_vault_markdown(p))), needles))
         return hits
 
 
@@ -252,8 +284,10 @@ class ContextLoader:
         needles = anywhere | {_needle(k) for _, _, keys in vague for k in keys}
         found = self.source.grep(needles) if needles else {}
         ids = {n.lower() for n in anywhere}
-        picked = {p for p, has in found.items() if has & ids or any(_enough(has, keys) for _, _, keys in vague)}
-        self._add(paths | picked)
+        by_id = {p for p, has in found.items() if has & ids}
+        by_words = {p for p, has in found.items() if any(_enough(has, keys) for _, _, keys in vague)}
+        self._add(paths | by_id)
+        self._add_where_an_entry_could_match(by_words - self.loaded.keys(), [keys for _, _, keys in vague])
         if self.everything or not all(self._has_type(ref, ev) for ref, ev, _ in vague):
             self._add(set(self.all_paths))
             return self.context()
@@ -267,6 +301,17 @@ class ContextLoader:
         new = sorted(set(paths) - self.loaded.keys())
         for rel, raw in self.source.read(new).items():
             self.loaded[rel] = load_source(rel, raw, self.config)
+
+    def _add_where_an_entry_could_match(self, paths: set[str], descriptions: list[set[str]]) -> None:
+        """Parse only the files where one entry holds half a description's words.
+
+        A file of twenty entries often holds two common words in different entries; the
+        resolver scores entries, so such a file cannot hold the answer. Reading the bytes
+        is cheap; parsing is what costs.
+        """
+        for rel, raw in self.source.read(sorted(paths)).items():
+            if raw is None or rel == MEMORY_FILE or any(_entry_could_match(raw, keys) for keys in descriptions):
+                self.loaded[rel] = load_source(rel, raw, self.config)
 
     def _wanted(self, ev: Event, paths: set[str], anywhere: set[str], vague: list[tuple[str, Event, set[str]]]) -> None:
         """Note where the entry's id, references and links may lead."""
@@ -367,6 +412,25 @@ def _needle(key: str) -> str:
 def _enough(found: set[str], keys: set[str]) -> bool:
     """Can a file holding these needles have an entry matching half the keys (the resolver's bar)?"""
     return 2 * sum(_needle(k) in found for k in keys) >= len(keys)
+
+
+def _entry_could_match(raw: bytes, keys: set[str]) -> bool:
+    """Does some `## ` section of this daily log contain half of `keys` (as the resolver needs)?
+
+    Conservative: a file with a code fence (where a `## ` line may not be a heading) counts.
+    """
+    low = raw.lower()
+    if b"```" in low or b"~~~" in low:
+        return True
+    heads = [m.start() for m in HEAD_RE.finditer(low)]
+    found: dict[int, set[str]] = defaultdict(set)
+    for key in keys:
+        needle = _needle(key).encode()
+        i = low.find(needle)
+        while i >= 0:
+            found[bisect_right(heads, i)].add(key)
+            i = low.find(needle, i + 1)
+    return any(section and 2 * len(hit) >= len(keys) for section, hit in found.items())
 
 
 def _keys(ref: str) -> set[str]:

@@ -216,6 +216,8 @@ def test_overlapping_search_words_are_still_counted(tmp_path: Path):
     from memvault.checker import _overlap
 
     assert _overlap(["part", "partner"])  # "party" searches as "part": git grep -o would hide one
+    assert _overlap(["updat", "update"]) and _overlap(["x-id", "idle"])
+    assert not _overlap(["bench-unique-id", "dakafi", "rivi"])  # only mid-word overlaps
     files = {**_noise(5, "A parrot called"),
              "memory/2026-02-14.md": "# 2026-02-14\n\n## 14:30 - Decision\nThe party partner booked the hall\n"}
     repo = git_repo(tmp_path / "v", files)
@@ -232,3 +234,17 @@ def test_unresolvable_description_fails_in_both_modes(tmp_path: Path):
     staged, full = run_check(repo, staged=True), run_check(repo)
     assert codes(staged) == codes(full) == ["MV011"]
     assert "ambiguous" in staged.problems[0].message
+
+
+def test_words_spread_over_different_entries_do_not_load_a_file(tmp_path: Path):
+    noise = {f"memory/2026-01-{d:02d}.md": f"# 2026-01-{d:02d}\n\n## 09:00 - Observation\nThe weekly standup\n\n"
+             f"## 10:00 - Observation\nIt rained on friday\n" for d in range(1, 21)}
+    coded = {"memory/2026-01-25.md": "# 2026-01-25\n\n## 09:00 - Observation\nweekly\n```\n## 10:00 x\n```\nfriday\n"}
+    files = {**noise, **coded,
+             "memory/2026-02-14.md": "# 2026-02-14\n\n## 14:30 - Belief\nWeekly updates on Friday afternoons\n"}
+    repo = git_repo(tmp_path / "v", files)
+    stage(repo, "memory/2026-02-21.md", GOOD + "\n## 16:00 - Correction\nMonday\n"
+          "Supersedes: belief about weekly updates on friday afternoons\n")
+    staged, full = run_check(repo, staged=True), run_check(repo)
+    assert staged.problems == full.problems == []
+    assert staged.context_files == 2  # the answer, and the file whose code fence makes it uncertain
