@@ -140,3 +140,16 @@ def test_python_dash_m_runs(sample_vault):
     proc = subprocess.run([sys.executable, "-m", "memvault", "list", "--json"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)
+
+
+def test_demo_builds_a_committed_story_and_tours_it(runner, tmp_path):
+    target = tmp_path / "demo"
+    result = runner.invoke(cli, ["demo", str(target)])
+    assert result.exit_code == 0, result.output
+    vault = Vault.open(target)
+    assert vault.problems == []
+    superseded = [e for e in vault.events if vault.timeline.status(e) == "superseded"]
+    assert len(superseded) == 2 and all(e.type == "belief" for e in superseded)
+    assert git(target, "log", "--format=%s").count("memvault: log") == 4
+    assert "$ memvault list" in result.output and "$ memvault check" in result.output
+    assert "Error" not in result.output

@@ -107,6 +107,8 @@ def _plan_text(plan, d: dict) -> str:
     out = [f"curate as of {plan.at.isoformat()}: {_window(plan)}"]
     for p in plan.proposals + plan.archives:
         out.append(f"  {describe(p)}{'  [rewritten by --with]' if p.origin == 'with' else ''}")
+        if p.text:
+            out.append(f"      \u201c{short(p.text, 90)}\u201d")
         out.append(f"      why: {short(p.reason, 100)}")
     out.append(_budget_line(d["budget"]))
     out += [f"warning: {w}" for w in d["warnings"]]
