@@ -94,9 +94,9 @@ def log_entry(
         raise InputError(f"confidence must be between 0 and 1, got {confidence}")
     body = _check_text(text)
     when = (at or vault.now()).astimezone(vault.config.tz).replace(microsecond=0)
-    refs = ([supersedes] if supersedes else []) + list(reconfirms)
-    if check_refs and refs:
-        _check_refs(vault, refs)
+    if check_refs and (supersedes or reconfirms):
+        supersedes = _pin_ref(vault, supersedes) if supersedes else None
+        reconfirms = tuple(_pin_ref(vault, ref) for ref in reconfirms)
     draft = Event(
         id=entry_id or "", type=etype, timestamp=when, content=body, file="", line=0, end_line=0,
         confidence0=1.0 if confidence is None else confidence, importance=importance,
@@ -141,15 +141,21 @@ def insert_entry(old: str, event: Event, rel: str, vault: Vault) -> tuple[str, i
     return text, head.count("\n") + 3
 
 
-def _check_refs(vault: Vault, refs: list[str]) -> None:
-    index = vault.timeline.index
-    for ref in refs:
-        res = index.resolve(ref)
-        if res.ok:
-            continue
-        if res.candidates:
-            raise InputError(f"reference {ref!r} is ambiguous; candidates: {', '.join(res.candidates)}")
+def _pin_ref(vault: Vault, ref: str) -> str:
+    """Check a reference resolves now; a description is written as the id it resolves to.
+
+    A description is matched against the entries that exist when it is read, so a later
+    backfill could change what it means; the id cannot change.
+    """
+    res = vault.timeline.index.resolve(ref)
+    if res.candidates:
+        raise InputError(f"reference {ref!r} is ambiguous; candidates: {', '.join(res.candidates)}")
+    if not res.ok:
         raise NotFoundError(f"reference {ref!r} does not resolve: {res.reason}")
+    literal = ref.strip()
+    if literal == res.target or literal.startswith(("[[", "![[", "^")):
+        return literal
+    return res.target  # type: ignore[return-value]
 
 
 def with_id(event: Event, new_id: str) -> Event:

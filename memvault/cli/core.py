@@ -1,4 +1,4 @@
-"""Core commands: init, log, show, list, check."""
+"""Core commands: init, log, show, list, demo (check and hook live in check.py)."""
 
 from __future__ import annotations
 
@@ -15,12 +15,18 @@ TYPE_HELP = "Observation, belief, decision, correction or a type from [vault] ex
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
 @click.option("--timezone", help="IANA zone for times without one. Default: this machine's zone.")
 @click.option("--no-git", is_flag=True, help="Do not create a git repository.")
-def init(directory: str, timezone: str | None, no_git: bool) -> None:
-    """Create a new vault in DIRECTORY from the template (with git and a first commit)."""
+@click.option("--hook/--no-hook", default=True, show_default=True,
+              help="Install the git pre-commit hook that runs `memvault check --staged`.")
+def init(directory: str, timezone: str | None, no_git: bool, hook: bool) -> None:
+    """Create a new vault in DIRECTORY from the template (with git, a first commit and the hook)."""
     from ..write import init_vault
 
     root = init_vault(Path(directory), timezone=timezone, git=not no_git)
     click.echo(f"created vault in {root}")
+    if hook and not no_git:
+        from ..githook import install
+
+        click.echo(install(root).describe() + " (remove: memvault hook install --uninstall)")
     click.echo(f"next: memvault --vault {root} log \"something worth remembering\"")
 
 
@@ -111,26 +117,6 @@ def _list_text(items: list[dict]) -> str:
         rows.append(f"{d['id']:<20} {d['type']:<11} {d['confidence']:.2f}  {short(d['content'], 60)}{status}")
     rows.append(f"{len(items)} entr{'y' if len(items) == 1 else 'ies'}")
     return "\n".join(rows)
-
-
-@cli.command()
-@json_option
-@click.pass_context
-def check(ctx, as_json: bool) -> None:
-    """Report problems in the vault's files as path:line: message; exit 1 on errors."""
-    vault = open_vault(ctx)
-    problems = vault.problems
-    errors = sum(p.severity == "error" for p in problems)
-    emit([p.to_dict() for p in problems], as_json, lambda _: _check_text(problems, errors))
-    if errors:
-        ctx.exit(1)
-
-
-def _check_text(problems, errors: int) -> str:
-    lines = [f"{p.path}:{p.line}:{p.col}: {p.code} {p.severity}: {p.message}" for p in problems]
-    warnings = len(problems) - errors
-    lines.append(f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}")
-    return "\n".join(lines)
 
 
 @cli.command()
