@@ -6,10 +6,12 @@ import re
 import tomllib
 from pathlib import Path
 
+from memvault.cli import cli
 from memvault.curate_settings import DEFAULTS as CURATE_DEFAULTS
 from memvault.index.core import INDEX_DEFAULTS
 from memvault.rank import SEARCH_DEFAULTS
 from memvault.validate import CHECK_DEFAULTS
+from memvault.vault import Vault
 from memvault.write import TEMPLATE
 
 TEMPLATE_TOML = TEMPLATE / "memvault.toml"
@@ -45,3 +47,32 @@ def test_template_points_at_docs_that_exist():
     text = TEMPLATE_TOML.read_text(encoding="utf-8")
     for doc in re.findall(r"docs/[\w-]+\.md", text):
         assert (REPO / doc).is_file(), doc
+
+
+def _plain_vault(root: Path) -> Path:
+    (root / "memory").mkdir(parents=True, exist_ok=True)
+    (root / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n')
+    (root / "memory" / "2026-02-21.md").write_text("# 2026-02-21\n\n## 09:00 - Belief\nUser likes tea\n")
+    return root
+
+
+def test_an_os_error_is_a_message_naming_the_path_not_a_traceback(runner, vault_dir):
+    # `.memvault` left as a file (or a read-only disk): log and search used to print a traceback.
+    _plain_vault(vault_dir)
+    (vault_dir / ".memvault").write_text("not a directory")
+    for args in (["log", "hello there"], ["search", "tea"]):
+        result = runner.invoke(cli, args)
+        assert result.exit_code == 1, (args, result.output)
+        assert isinstance(result.exception, SystemExit), (args, result.exception)  # not an OSError
+        assert str(vault_dir / ".memvault") in result.output, (args, result.output)
+    assert [e.content for e in Vault.open(vault_dir).events] == ["User likes tea"]
+
+
+def test_a_usage_error_from_the_library_shows_the_commands_own_usage(runner, vault_dir):
+    _plain_vault(vault_dir)
+    result = runner.invoke(cli, ["log", "--at", "next blursday", "hello"], prog_name="memvault")
+    assert result.exit_code == 2
+    assert "Usage: memvault log [OPTIONS] TEXT..." in result.output
+    assert "Try 'memvault log --help'" in result.output
+    hook = runner.invoke(cli, ["hook", "install", "--help"], prog_name="memvault")
+    assert hook.exit_code == 0 and "Usage: memvault hook install" in hook.output
