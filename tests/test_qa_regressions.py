@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from memvault.cli import cli
@@ -76,3 +78,34 @@ def test_a_usage_error_from_the_library_shows_the_commands_own_usage(runner, vau
     assert "Try 'memvault log --help'" in result.output
     hook = runner.invoke(cli, ["hook", "install", "--help"], prog_name="memvault")
     assert hook.exit_code == 0 and "Usage: memvault hook install" in hook.output
+
+
+def _future_vault(root: Path) -> tuple[str, str, str]:
+    """A belief from yesterday, a correction of it dated tomorrow, and a plain entry for tomorrow."""
+    now = datetime.now(UTC)
+    past, future = (now - timedelta(days=1)).date(), (now + timedelta(days=1)).date()
+    (root / "memory").mkdir(parents=True)
+    (root / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n')
+    (root / "memory" / f"{past}.md").write_text(f"# {past}\n\n## 09:00 - Belief\nStandup is at nine\n")
+    (root / "memory" / f"{future}.md").write_text(
+        f"# {future}\n\n## 09:00 - Correction\nStandup moves to ten\nSupersedes: {past}T09:00\n"
+        "Importance: high\n")
+    return f"{past}T09:00", f"{future}T09:00", "Standup moves to ten"
+
+
+def test_list_and_show_judge_live_as_of_now_like_search_and_asof(runner, vault_dir):
+    # `list` showed a future-dated entry as live (and the entry it will supersede as superseded),
+    # while `search` and `asof now` said the opposite.
+    belief, correction, _ = _future_vault(vault_dir)
+    listed = json.loads(runner.invoke(cli, ["list", "--json"]).output)
+    assert [(d["id"], d["status"], d["superseded_by"]) for d in listed] == [(belief, "live", None)]
+    asof_now = json.loads(runner.invoke(cli, ["asof", "now", "--json"]).output)
+    assert [d["id"] for d in asof_now] == [d["id"] for d in listed]
+    everything = json.loads(runner.invoke(cli, ["list", "--all", "--json"]).output)
+    assert {d["id"]: d["status"] for d in everything} == {belief: "live", correction: "future"}
+    shown = json.loads(runner.invoke(cli, ["show", correction, "--json"]).output)
+    assert shown["status"] == "future"
+    text = runner.invoke(cli, ["show", correction]).output
+    assert "[future]" in text and "importance 0.9" in text
+    vault = Vault.open(vault_dir)
+    assert vault.timeline.status(vault.get(belief), vault.now()) == "live"

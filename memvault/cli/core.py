@@ -72,7 +72,7 @@ def log(ctx, text, etype, at, supersedes, reconfirms, confidence, importance, ta
 def show(ctx, event_id: str, as_json: bool) -> None:
     """Show one entry with its metadata and supersession links."""
     vault = open_vault(ctx)
-    data = vault.as_dict(vault.get(event_id))
+    data = vault.as_dict(vault.get(event_id), vault.now())
     emit(data, as_json, _show_text)
 
 
@@ -80,6 +80,8 @@ def _show_text(d: dict) -> str:
     lines = [f"{d['id']}  {d['type']}  {d['timestamp'] or 'undated'}  [{d['status']}]", ""]
     lines += [d["content"], ""]
     lines.append(f"confidence {d['confidence']:.2f} (from {d['confidence_0']:g})")
+    if d["importance"] is not None:
+        lines.append(f"importance {d['importance']:g}")
     for key in ("supersedes", "superseded_by", "source", "scope", "expires", "category", "updated", "previous"):
         if d.get(key):
             lines.append(f"{key.replace('_', ' ')}: {d[key]}")
@@ -102,11 +104,12 @@ def _show_text(d: dict) -> str:
 def list_cmd(ctx, types, since, until, tags, include_all, as_json) -> None:
     """List live entries, oldest first."""
     vault = open_vault(ctx)
+    now = vault.now()  # live as of now, like search and `asof now`: a future-dated entry is not yet
     events = vault.entries(
         types=types, since=parse_when(vault, since), until=parse_when(vault, until, day_end=True),
-        tags=tags, include_all=include_all,
+        tags=tags, include_all=include_all, at=now,
     )
-    emit([vault.as_dict(e) for e in events], as_json, _list_text)
+    emit([vault.as_dict(e, now) for e in events], as_json, _list_text)
 
 
 def _list_text(items: list[dict]) -> str:
