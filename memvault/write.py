@@ -70,6 +70,15 @@ def _check_text(text: str) -> str:
     return body
 
 
+def _check_id(vault: Vault, entry_id: str) -> None:
+    """An explicit id is one token that no other entry has: `check` would reject anything else."""
+    if not entry_id.strip() or any(c.isspace() for c in entry_id):
+        raise InputError(f"--id {entry_id!r}: an id is a single token without spaces")
+    clash = vault.timeline.by_id.get(entry_id)
+    if clash is not None:
+        raise InputError(f"id {entry_id!r} is already used by {clash.file}:{clash.line}; pick another")
+
+
 def log_entry(
     vault: Vault,
     text: str,
@@ -93,6 +102,8 @@ def log_entry(
     if confidence is not None and not 0 <= confidence <= 1:
         raise InputError(f"confidence must be between 0 and 1, got {confidence}")
     body = _check_text(text)
+    if entry_id is not None:
+        _check_id(vault, entry_id)
     when = (at or vault.now()).astimezone(vault.config.tz).replace(microsecond=0)
     if check_refs and (supersedes or reconfirms):
         supersedes = _pin_ref(vault, supersedes) if supersedes else None

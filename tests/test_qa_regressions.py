@@ -109,3 +109,18 @@ def test_list_and_show_judge_live_as_of_now_like_search_and_asof(runner, vault_d
     assert "[future]" in text and "importance 0.9" in text
     vault = Vault.open(vault_dir)
     assert vault.timeline.status(vault.get(belief), vault.now()) == "live"
+
+
+def test_log_refuses_an_explicit_id_that_check_would_reject(runner, vault_dir):
+    # `log --id D1` twice wrote a duplicate id (MV010); `--id "a b"` and `--id ""` wrote ids
+    # that MV207/MV205 reject, and printed a different id than the one asked for.
+    _plain_vault(vault_dir)
+    assert runner.invoke(cli, ["log", "--id", "D1", "--at", "2026-02-21 10:00", "first"]).exit_code == 0
+    for bad in ("D1", "2026-02-21T09:00", "a b", ""):
+        result = runner.invoke(cli, ["log", "--id", bad, "--at", "2026-02-21 11:00", "second"])
+        assert result.exit_code == 2, (bad, result.output)
+    dup = runner.invoke(cli, ["log", "--id", "D1", "again"])
+    assert "already used by memory/2026-02-21.md:6" in dup.output
+    vault = Vault.open(vault_dir)
+    assert [e.id for e in vault.events] == ["2026-02-21T09:00", "D1"]
+    assert vault.problems == []
