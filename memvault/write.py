@@ -13,11 +13,12 @@ from .config import CONFIG_NAME, local_zone_name
 from .errors import InputError, MemvaultError, NotFoundError
 from .fsio import atomic_write, decode_text, locked
 from .model import Event
-from .parse import H2_RE, parse_log
+from .parse import H2_RE, META_RE, parse_log
 from .render import render_entry
 from .vault import LOG_DIR, Vault
 
 TEMPLATE = Path(__file__).resolve().parent / "vault_template"
+OPTION_KEYS = ("id", "supersedes", "reconfirms", "confidence", "tags", "source", "importance", "scope")
 
 
 def init_vault(target: Path, *, timezone: str | None = None, git: bool = True) -> Path:
@@ -62,11 +63,18 @@ def _check_text(text: str) -> str:
     body = text.strip("\n")
     if not body.strip():
         raise InputError("nothing to log: the entry text is empty")
-    for n, line in enumerate(body.split("\n"), 1):
+    lines = body.split("\n")
+    for n, line in enumerate(lines, 1):
         if H2_RE.match(line) or re.match(r"^#\s", line):
             raise InputError(
                 f"line {n} of the text is a '#'/'##' heading, which would end the entry; use '###' for subheadings"
             )
+    last = lines[-1]
+    meta = META_RE.match(last)
+    if meta:  # it would be read back as metadata, not as the text that was logged
+        key = meta["key"].lower()
+        hint = f"use --{key}" if key in OPTION_KEYS else "reword it"
+        raise InputError(f"the text's last line {last!r} would be read as the entry's {key.title()}: metadata; {hint}")
     return body
 
 

@@ -124,3 +124,15 @@ def test_log_refuses_an_explicit_id_that_check_would_reject(runner, vault_dir):
     vault = Vault.open(vault_dir)
     assert [e.id for e in vault.events] == ["2026-02-21T09:00", "D1"]
     assert vault.problems == []
+
+
+def test_log_refuses_text_whose_last_line_would_turn_into_metadata(runner, vault_dir):
+    # "multi\nline\nTags: fake" was logged as the text "multi\nline" with the tag "fake".
+    _plain_vault(vault_dir)
+    before = (vault_dir / "memory" / "2026-02-21.md").read_text()
+    result = runner.invoke(cli, ["log", "--at", "2026-02-21 10:00", "Deploy notes\nTags: fake"])
+    assert result.exit_code == 2 and "--tags" in result.output
+    assert (vault_dir / "memory" / "2026-02-21.md").read_text() == before
+    ok = runner.invoke(cli, ["log", "--at", "2026-02-21 10:00", "Ratio is 3:1\nNote: tags: later"])
+    assert ok.exit_code == 0, ok.output
+    assert Vault.open(vault_dir).get(ok.output.strip()).content == "Ratio is 3:1\nNote: tags: later"
