@@ -7,11 +7,16 @@ import re
 import tomllib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
 
 from memvault.cli import cli
 from memvault.curate_settings import DEFAULTS as CURATE_DEFAULTS
+from memvault.errors import InputError
 from memvault.index.core import INDEX_DEFAULTS
 from memvault.rank import SEARCH_DEFAULTS
+from memvault.timeparse import parse_time
 from memvault.validate import CHECK_DEFAULTS
 from memvault.vault import Vault
 from memvault.write import TEMPLATE
@@ -136,3 +141,14 @@ def test_log_refuses_text_whose_last_line_would_turn_into_metadata(runner, vault
     ok = runner.invoke(cli, ["log", "--at", "2026-02-21 10:00", "Ratio is 3:1\nNote: tags: later"])
     assert ok.exit_code == 0, ok.output
     assert Vault.open(vault_dir).get(ok.output.strip()).content == "Ratio is 3:1\nNote: tags: later"
+
+
+def test_days_ago_takes_a_time_of_day_like_yesterday_does():
+    # `log --at "3 days ago 14:30"` was refused while "yesterday 16:00" worked.
+    tz = ZoneInfo("Europe/Berlin")
+    now = datetime(2026, 3, 30, 1, 30, tzinfo=tz)  # the night DST started: 72 h ago is another clock
+    assert parse_time("3 days ago 14:30", tz, now) == datetime(2026, 3, 27, 14, 30, tzinfo=tz)
+    assert parse_time("2 weeks ago at 9am", tz, now) == datetime(2026, 3, 16, 9, tzinfo=tz)
+    assert parse_time("1 day ago noon", tz, now) == parse_time("yesterday noon", tz, now)
+    with pytest.raises(InputError, match="time of day"):
+        parse_time("3 days ago at lunch", tz, now)
