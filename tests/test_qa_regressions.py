@@ -178,3 +178,18 @@ def test_history_text_shows_commit_times_in_the_vault_zone_and_the_edit_itself(r
     assert "revisit at 10,000 users" in result.output and "revisit at 20,000 users" in result.output
     data = json.loads(runner.invoke(cli, ["history", "2026-02-14T14:30", "--json"]).output)
     assert [c["change"] for c in data["commits"]] == ["added", "edited"]
+
+
+def test_a_description_sharing_one_word_is_unresolved_not_ambiguous(vault_dir):
+    # "something that does not exist" was "ambiguous" between five unrelated MEMORY.md bullets,
+    # because "not" matched the crude stem of their section title "Notes".
+    _plain_vault(vault_dir)
+    (vault_dir / "MEMORY.md").write_text(
+        "# Long-Term Memory\n\n## Notes\n- CI takes 14 minutes\n- The build server is slow\n")
+    day = vault_dir / "memory" / "2026-02-21.md"
+    day.write_text(day.read_text() + "\n## 10:00 - Correction\nNo\nSupersedes: something that does not exist\n"
+                   "\n## 11:00 - Correction\nCoffee\nSupersedes: tea and something else entirely\n")
+    problems = {p.line: p.message for p in Vault.open(vault_dir).problems}
+    assert problems[6] == ("Supersedes 'something that does not exist' does not resolve: "
+                           "no earlier entry matches 'something that does not exist'")
+    assert "does not resolve: no earlier entry has half of its words; closest: 2026-02-21T09:00" in problems[10]
