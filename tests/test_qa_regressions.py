@@ -193,3 +193,17 @@ def test_a_description_sharing_one_word_is_unresolved_not_ambiguous(vault_dir):
     assert problems[6] == ("Supersedes 'something that does not exist' does not resolve: "
                            "no earlier entry matches 'something that does not exist'")
     assert "does not resolve: no earlier entry has half of its words; closest: 2026-02-21T09:00" in problems[10]
+
+
+def test_a_failing_editor_in_curate_review_keeps_the_review_going(runner, vault_dir, monkeypatch):
+    # EDITOR=false (or a typo'd editor) aborted the whole review: what was accepted was lost.
+    _plain_vault(vault_dir)
+    (vault_dir / "MEMORY.md").write_text("# Long-Term Memory\n\n## Decisions\n")
+    day = vault_dir / "memory" / "2026-02-21.md"
+    day.write_text(day.read_text() + "\n## 10:00 - Decision\nUse SQLite for the Atlas prototype\n")
+    monkeypatch.setenv("EDITOR", "false")
+    result = runner.invoke(cli, ["curate", "-i", "--at", "2026-02-22 12:00"], input="y\ne\nn\n")
+    assert result.exit_code == 0, result.output
+    assert "not used: " in result.output and "$EDITOR" in result.output
+    memory = (vault_dir / "MEMORY.md").read_text()
+    assert "User likes tea" in memory and "Use SQLite" not in memory
