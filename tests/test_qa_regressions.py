@@ -207,3 +207,14 @@ def test_a_failing_editor_in_curate_review_keeps_the_review_going(runner, vault_
     assert "not used: " in result.output and "$EDITOR" in result.output
     memory = (vault_dir / "MEMORY.md").read_text()
     assert "User likes tea" in memory and "Use SQLite" not in memory
+
+
+def test_list_names_the_known_types_when_given_an_unknown_one(runner, vault_dir):
+    _plain_vault(vault_dir)
+    day = vault_dir / "memory" / "2026-02-21.md"
+    day.write_text(day.read_text() + "\n## 10:00 - Feeling\nKept though unknown\n")
+    result = runner.invoke(cli, ["list", "--type", "beliefs"])
+    assert result.exit_code == 2
+    assert "no such type; known: belief, correction, decision, feeling, observation" in result.output
+    found = json.loads(runner.invoke(cli, ["list", "--type", "Belief", "--type", "feeling", "--json"]).output)
+    assert [d["type"] for d in found] == ["belief", "feeling"]
