@@ -18,6 +18,7 @@ from .render import render_entry
 from .vault import LOG_DIR, Vault
 
 TEMPLATE = Path(__file__).resolve().parent / "vault_template"
+BOM = b"\xef\xbb\xbf"
 OPTION_KEYS = ("id", "supersedes", "reconfirms", "confidence", "tags", "source", "importance", "scope")
 
 
@@ -128,14 +129,24 @@ def log_entry(
     path = vault.log_path_for(when.date().isoformat())
     rel = path.relative_to(vault.root).as_posix()
     with locked(vault.lock_path, what=rel):
-        old = decode_text(path.read_bytes())[0] if path.exists() else ""
+        raw = path.read_bytes() if path.exists() else b""
+        old, notes = decode_text(raw)
+        if notes:
+            raise MemvaultError(f"{rel}:{notes[0][0]}: {notes[0][1]}; logging would rewrite those bytes, "
+                                "so fix the file first (memvault check lists it)")
         new_text, line = insert_entry(old, draft, rel, vault)
-        atomic_write(path, new_text)
+        atomic_write(path, _same_encoding(new_text, raw))
     parsed = parse_log(new_text, rel, vault.config)
     for ev in parsed.events:
         if ev.line == line:
             return ev
     raise MemvaultError(f"{rel}: the new entry at line {line} did not parse back; please report this")  # pragma: no cover
+
+
+def _same_encoding(text: str, raw: bytes) -> bytes:
+    """`text` with the line endings and BOM the file had: a log entry must not rewrite every line."""
+    data = text.replace("\n", "\r\n") if b"\r\n" in raw else text
+    return (BOM if raw.startswith(BOM) else b"") + data.encode("utf-8")
 
 
 def insert_entry(old: str, event: Event, rel: str, vault: Vault) -> tuple[str, int]:

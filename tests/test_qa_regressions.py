@@ -218,3 +218,21 @@ def test_list_names_the_known_types_when_given_an_unknown_one(runner, vault_dir)
     assert "no such type; known: belief, correction, decision, feeling, observation" in result.output
     found = json.loads(runner.invoke(cli, ["list", "--type", "Belief", "--type", "feeling", "--json"]).output)
     assert [d["type"] for d in found] == ["belief", "feeling"]
+
+
+def test_log_keeps_a_files_crlf_and_bom_and_refuses_to_mangle_bad_utf8(runner, vault_dir):
+    # Logging into a CRLF file (Notepad) rewrote every line to LF; a BOM was dropped; invalid
+    # UTF-8 bytes elsewhere in the file were silently replaced with U+FFFD.
+    _plain_vault(vault_dir)
+    crlf = vault_dir / "memory" / "2026-02-20.md"
+    crlf.write_bytes(b"\xef\xbb\xbf# 2026-02-20\r\n\r\n## 08:00 - Observation\r\nFrom Notepad\r\n")
+    for at in ("2026-02-20 09:00", "2026-02-20 07:00"):  # appended, then inserted before
+        assert runner.invoke(cli, ["log", "--at", at, "logged"]).exit_code == 0
+    raw = crlf.read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbf# 2026-02-20\r\n") and b"\n" not in raw.replace(b"\r\n", b"")
+    assert [e.timestamp.hour for e in Vault.open(vault_dir).events if e.file.endswith("20.md")] == [7, 8, 9]
+    bad = vault_dir / "memory" / "2026-02-19.md"
+    bad.write_bytes(b"# 2026-02-19\n\n## 08:00 - Observation\nbad \xff byte\n")
+    result = runner.invoke(cli, ["log", "--at", "2026-02-19 09:00", "more"])
+    assert result.exit_code == 1 and "memory/2026-02-19.md:4: invalid UTF-8" in result.output
+    assert bad.read_bytes() == b"# 2026-02-19\n\n## 08:00 - Observation\nbad \xff byte\n"
