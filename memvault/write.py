@@ -150,7 +150,7 @@ def _same_encoding(text: str, raw: bytes) -> bytes:
 
 
 def insert_entry(old: str, event: Event, rel: str, vault: Vault) -> tuple[str, int]:
-    """The file text with `event` inserted after every entry at or before its time.
+    """The file text with `event` inserted after every entry at or before its minute.
 
     Returns the new text and the 1-based line of the new heading.
     """
@@ -161,7 +161,10 @@ def insert_entry(old: str, event: Event, rel: str, vault: Vault) -> tuple[str, i
         return text, 3
     lines = old.split("\n")
     parsed = parse_log(old, rel, vault.config)
-    later = [e for e in parsed.events if e.timestamp and e.timestamp > event.timestamp]  # type: ignore[operator]
+    # By the minute: going in front of an entry of the same minute (10:00:30 before 10:00:45) would
+    # renumber its default id (…T10:00 -> …T10:00-2), and references to it would move to the new one.
+    minute = _minute(event.timestamp)  # type: ignore[arg-type]
+    later = [e for e in parsed.events if e.timestamp and _minute(e.timestamp) > minute]
     if later:
         at = later[0].line - 1
         new_lines = lines[:at] + block.rstrip("\n").split("\n") + [""] + lines[at:]
@@ -169,6 +172,10 @@ def insert_entry(old: str, event: Event, rel: str, vault: Vault) -> tuple[str, i
     head = old.rstrip("\n")
     text = head + "\n\n" + block
     return text, head.count("\n") + 3
+
+
+def _minute(when: datetime) -> datetime:
+    return when.replace(second=0, microsecond=0)
 
 
 def _pin_ref(vault: Vault, ref: str) -> str:

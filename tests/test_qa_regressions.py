@@ -236,3 +236,22 @@ def test_log_keeps_a_files_crlf_and_bom_and_refuses_to_mangle_bad_utf8(runner, v
     result = runner.invoke(cli, ["log", "--at", "2026-02-19 09:00", "more"])
     assert result.exit_code == 1 and "memory/2026-02-19.md:4: invalid UTF-8" in result.output
     assert bad.read_bytes() == b"# 2026-02-19\n\n## 08:00 - Observation\nbad \xff byte\n"
+
+
+def test_log_never_renumbers_an_existing_entry_of_the_same_minute(runner, vault_dir):
+    # `log --at 10:00:30` went in front of "## 10:00:45", which became …T10:00-2: the correction's
+    # `Supersedes: …T10:00` then pointed at the new entry and the original belief came back live.
+    _plain_vault(vault_dir)
+    (vault_dir / "memory" / "2026-02-20.md").write_text(
+        "# 2026-02-20\n\n## 10:00:45 - Belief\nThe original belief\n\n"
+        "## 11:00 - Correction\nCorrects it\nSupersedes: 2026-02-20T10:00\n")
+    result = runner.invoke(cli, ["log", "--at", "2026-02-20 10:00:30", "logged later"])
+    assert result.exit_code == 0 and result.output.strip() == "2026-02-20T10:00-2"
+    vault = Vault.open(vault_dir)
+    assert vault.get("2026-02-20T10:00").content == "The original belief"
+    assert vault.as_dict(vault.get("2026-02-20T10:00"))["superseded_by"] == "2026-02-20T11:00"
+    assert vault.get("2026-02-20T10:00-2").content == "logged later"
+    early = runner.invoke(cli, ["log", "--at", "2026-02-20 09:59:59", "just before"])
+    assert early.output.strip() == "2026-02-20T09:59"
+    in_file = sorted((e for e in Vault.open(vault_dir).events if e.file.endswith("20.md")), key=lambda e: e.line)
+    assert [e.content for e in in_file] == ["just before", "The original belief", "logged later", "Corrects it"]
