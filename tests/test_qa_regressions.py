@@ -255,3 +255,14 @@ def test_log_never_renumbers_an_existing_entry_of_the_same_minute(runner, vault_
     assert early.output.strip() == "2026-02-20T09:59"
     in_file = sorted((e for e in Vault.open(vault_dir).events if e.file.endswith("20.md")), key=lambda e: e.line)
     assert [e.content for e in in_file] == ["just before", "The original belief", "logged later", "Corrects it"]
+
+
+def test_log_dash_reads_the_text_from_stdin(runner, vault_dir):
+    # `memvault log -` logged an entry whose whole text was "-".
+    _plain_vault(vault_dir)
+    text = "Meeting notes:\n\n- Alice owns the API\n- ship on Tuesday\n"
+    result = runner.invoke(cli, ["log", "--at", "2026-02-21 10:00", "-"], input=text)
+    assert result.exit_code == 0, result.output
+    assert Vault.open(vault_dir).get(result.output.strip()).content == text.strip()
+    empty = runner.invoke(cli, ["log", "-"], input="")
+    assert empty.exit_code == 2 and "empty" in empty.output

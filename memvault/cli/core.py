@@ -45,7 +45,10 @@ def init(directory: str, timezone: str | None, no_git: bool, hook: bool) -> None
 @json_option
 @click.pass_context
 def log(ctx, text, etype, at, supersedes, reconfirms, confidence, importance, tags, source, scope, entry_id, as_json):
-    """Append an entry to today's (or --at's) daily log and print its id."""
+    """Append an entry to today's (or --at's) daily log and print its id.
+
+    TEXT '-' reads the text from stdin (multi-line text without shell quoting).
+    """
     from ..errors import InputError
     from ..parse import parse_importance
     from ..write import log_entry
@@ -56,8 +59,9 @@ def log(ctx, text, etype, at, supersedes, reconfirms, confidence, importance, ta
         imp = parse_importance(importance)
         if imp is None:
             raise InputError(f"--importance {importance!r}: use high, medium, low or a number 0-1")
+    body = click.get_text_stream("stdin").read() if text == ("-",) else " ".join(text)
     event = log_entry(
-        vault, " ".join(text), type=etype, at=parse_when(vault, at), supersedes=supersedes,
+        vault, body, type=etype, at=parse_when(vault, at), supersedes=supersedes,
         reconfirms=tuple(reconfirms), confidence=confidence, importance=imp,
         tags=tuple(t.strip() for t in tags.split(",") if t.strip()), source=source, scope=scope,
         entry_id=entry_id,
