@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -59,7 +60,7 @@ def log(ctx, text, etype, at, supersedes, reconfirms, confidence, importance, ta
         imp = parse_importance(importance)
         if imp is None:
             raise InputError(f"--importance {importance!r}: use high, medium, low or a number 0-1")
-    body = click.get_text_stream("stdin").read() if text == ("-",) else " ".join(text)
+    body = sys.stdin.read() if text == ("-",) else " ".join(text)
     event = log_entry(
         vault, body, type=etype, at=parse_when(vault, at), supersedes=supersedes,
         reconfirms=tuple(reconfirms), confidence=confidence, importance=imp,
