@@ -140,14 +140,13 @@ def _history_text(data: dict, tz: tzinfo) -> str:
     return "\n".join(out)
 
 
-@cli.command("diff")
+@cli.command("diff", help="Entries that appeared, changed or went away between T1 and T2 (recorded time), "
+             f"per MEMORY.md section and per daily log.\n\nT1, T2: {T_FORMS}. A plain date means the end of that day.")
 @click.argument("first", metavar="T1")
 @click.argument("second", metavar="T2")
 @json_option
 @click.pass_context
 def diff_cmd(ctx, first: str, second: str, as_json: bool) -> None:
-    """Entries that appeared, changed or went away between T1 and T2 (recorded time),
-    per MEMORY.md section and per daily log."""
     data = _run(ctx, lambda v: v.diff(first, second))
     emit(data, as_json, _diff_text)
 
