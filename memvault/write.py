@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
-import subprocess
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -47,17 +47,20 @@ def init_vault(target: Path, *, timezone: str | None = None, git: bool = True) -
 
 
 def _git_init(target: Path) -> None:
-    def run(*args: str) -> None:
-        proc = subprocess.run(["git", *args], cwd=target, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise MemvaultError(f"git {' '.join(args)} failed in {target}: {proc.stderr.strip()}")
+    """`git init`, add everything, first commit (GitPython; not a hot path)."""
+    import git
 
-    if not (target / ".git").exists():
-        run("init", "-q")
-    run("add", "-A")
-    env_ok = subprocess.run(["git", "config", "user.email"], cwd=target, capture_output=True).returncode == 0
-    ident = [] if env_ok else ["-c", "user.name=memvault", "-c", "user.email=memvault@localhost"]
-    run(*ident, "commit", "-q", "--no-verify", "-m", "memvault: new vault")
+    try:
+        repo = git.Repo.init(target)
+        repo.git.add("-A")
+        ident = {}
+        if not repo.git.config("user.email", with_exceptions=False) and "GIT_AUTHOR_EMAIL" not in os.environ:
+            ident = {"GIT_AUTHOR_NAME": "memvault", "GIT_AUTHOR_EMAIL": "memvault@localhost",
+                     "GIT_COMMITTER_NAME": "memvault", "GIT_COMMITTER_EMAIL": "memvault@localhost"}
+        with repo.git.custom_environment(**ident):
+            repo.git.commit("-q", "--no-verify", "-m", "memvault: new vault")
+    except (git.GitCommandError, git.GitError) as exc:
+        raise MemvaultError(f"git failed in {target}: {exc}") from None
 
 
 def _check_text(text: str) -> str:

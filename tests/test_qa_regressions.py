@@ -27,8 +27,6 @@ TEMPLATE_TOML = TEMPLATE / "memvault.toml"
 REPO = Path(__file__).resolve().parent.parent
 SECTION_DEFAULTS = {"search": SEARCH_DEFAULTS, "index": INDEX_DEFAULTS, "curate": CURATE_DEFAULTS,
                     "checks": CHECK_DEFAULTS}
-COMMENTED_KEY_RE = re.compile(r"^#\s*([a-z_]+)\s*=")
-TABLE_RE = re.compile(r"^(?:#\s*)?\[([\w.]+)\]")  # a table header, also a commented-out one
 
 
 def test_template_settings_are_keys_the_code_reads_with_its_defaults():
@@ -39,17 +37,6 @@ def test_template_settings_are_keys_the_code_reads_with_its_defaults():
         for key, value in raw.get(name, {}).items():
             assert key in defaults, f"[{name}] {key} is not a setting memvault reads"
             assert value == defaults[key], f"[{name}] {key} = {value!r} but the default is {defaults[key]!r}"
-
-
-def test_template_commented_settings_are_known_keys():
-    section = None
-    for line in TEMPLATE_TOML.read_text(encoding="utf-8").splitlines():
-        table = TABLE_RE.match(line)
-        if table:
-            section = table[1]
-        m = COMMENTED_KEY_RE.match(line)
-        if m and section in SECTION_DEFAULTS:
-            assert m[1] in SECTION_DEFAULTS[section], f"[{section}] # {m[1]} is not a setting"
 
 
 def test_template_points_at_docs_that_exist():
