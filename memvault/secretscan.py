@@ -91,6 +91,8 @@ CRED_KEY_RE = re.compile(
 )
 IDENT_RE = re.compile(r"[\w.-]*")
 CRED_TAIL_RE = re.compile(r"[\"']?[ \t]*(?::=|=>|[:=])[ \t]*(?P<q>[\"']?)(?P<value>[^\s\"',;<>`]{6,})")
+# "my password is hunter2": prose, trusted only after a password word (see _cred_value_is_secret)
+PROSE_TAIL_RE = re.compile(r"[ \t]+(?:is|was|are)[ \t]+(?P<q>[\"'`]?)(?P<value>[^\s\"',;<>`]{6,})")
 # Any `key = value` / `key: value` / `"key": "value"` whose value is one long token.
 ASSIGN_TOKEN_RE = re.compile(
     r"(?<![\w.-])(?P<key>[A-Za-z_][\w.-]{0,63})[\"']?[ \t]*(?::=|[:=])[ \t]*(?P<q>[\"']?)"
@@ -255,6 +257,8 @@ def _cred_assignments(text: str, low: str) -> Iterator[tuple[str, re.Match[str]]
         while i >= 0:
             b = IDENT_RE.match(text, i).end()  # type: ignore[union-attr]
             m = CRED_TAIL_RE.match(text, b)  # prose ("key decision") stops here
+            if m is None and any(w in low[i:b] for w in SECRET_WORDS):
+                m = PROSE_TAIL_RE.match(text, b)
             if m and b not in seen:
                 seen.add(b)
                 a = i

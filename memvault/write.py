@@ -19,7 +19,7 @@ from .vault import LOG_DIR, Vault
 
 TEMPLATE = Path(__file__).resolve().parent / "vault_template"
 BOM = b"\xef\xbb\xbf"
-OPTION_KEYS = ("id", "supersedes", "reconfirms", "confidence", "tags", "source", "importance", "scope")
+OPTION_KEYS = ("id", "supersedes", "reconfirms", "confidence", "tags", "source", "importance", "scope", "expires")
 
 
 def init_vault(target: Path, *, timezone: str | None = None, git: bool = True) -> Path:
@@ -104,6 +104,7 @@ def log_entry(
     tags: tuple[str, ...] = (),
     source: str | None = None,
     scope: str | None = None,
+    expires: datetime | None = None,
     entry_id: str | None = None,
     check_refs: bool = True,
 ) -> Event:
@@ -123,7 +124,7 @@ def log_entry(
     draft = Event(
         id=entry_id or "", type=etype, timestamp=when, content=body, file="", line=0, end_line=0,
         confidence0=1.0 if confidence is None else confidence, importance=importance,
-        tags=tuple(t.lower().lstrip("#") for t in tags if t.strip()), source=source, scope=scope,
+        tags=tuple(t.lower().lstrip("#") for t in tags if t.strip()), source=source, scope=scope, expires=expires,
         supersedes=supersedes, reconfirms=tuple(reconfirms), explicit_id=entry_id is not None,
     )
     from .secretscan import refuse_secrets

@@ -106,3 +106,14 @@ def test_check_json_does_not_echo_secrets(runner, vault_dir):
     assert len(_secret_bits(body)) >= 50
     for bit in _secret_bits(body):
         assert bit not in result.output
+
+
+def test_passwords_stated_in_prose():
+    from memvault.secretscan import find_secrets
+
+    for text in ("my password is hunter2", "The wifi password was Tr0ub4dor&3",
+                 "passphrase is correct-horse-battery-staple"):
+        assert find_secrets(text), text
+    for text in ("the password is stored in 1Password", "password is changed monthly",
+                 "the token is rotated every 90 days", "Password is not required"):
+        assert not find_secrets(text), text

@@ -42,10 +42,11 @@ def init(directory: str, timezone: str | None, no_git: bool, hook: bool) -> None
 @click.option("--tags", default="", help="Comma-separated tags.")
 @click.option("--source", help="user, a URL or a session id.")
 @click.option("--scope", help="global, a domain, or project:<name>.")
+@click.option("--expires", help="When it stops being true: a date (expires as that day starts) or a date and time.")
 @click.option("--id", "entry_id", help="Explicit id instead of the date-and-time one.")
 @json_option
 @click.pass_context
-def log(ctx, text, etype, at, supersedes, reconfirms, confidence, importance, tags, source, scope, entry_id, as_json):
+def log(ctx, text, etype, at, supersedes, reconfirms, confidence, importance, tags, source, scope, expires, entry_id, as_json):
     """Append an entry to today's (or --at's) daily log and print its id.
 
     TEXT '-' reads the text from stdin (multi-line text without shell quoting).
@@ -64,7 +65,7 @@ def log(ctx, text, etype, at, supersedes, reconfirms, confidence, importance, ta
     event = log_entry(
         vault, body, type=etype, at=parse_when(vault, at), supersedes=supersedes,
         reconfirms=tuple(reconfirms), confidence=confidence, importance=imp,
-        tags=tuple(t.strip() for t in tags.split(",") if t.strip()), source=source, scope=scope,
+        tags=tuple(t.strip() for t in tags.split(",") if t.strip()), source=source, scope=scope, expires=parse_when(vault, expires),
         entry_id=entry_id,
     )
     emit({"id": event.id, "file": event.file, "line": event.line}, as_json, lambda d: d["id"])
