@@ -265,7 +265,7 @@ def count_terms(docs: Iterable[tuple[int, tuple[str, ...]]]) -> Counter[str]:
 
 
 def put_terms(conn: sqlite3.Connection, counts: Iterable[tuple[str, int]]) -> None:
-    conn.executemany("INSERT INTO terms VALUES (?, ?)", counts)
+    conn.executemany("INSERT INTO terms VALUES (?, ?)", [(t, n) for t, n in counts if n > 0])
 
 
 def change_terms(conn: sqlite3.Connection, added: Counter[str], removed: Counter[str]) -> None:
