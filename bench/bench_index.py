@@ -15,8 +15,8 @@ Generates the vault with bench/synth.py (seed 1) under /tmp unless --vault is gi
   planned FTS5 query the search runs underneath and the plain FTS5 `MATCH <words OR-ed>
   ORDER BY bm25() LIMIT` floor; the same search with the common-terms cutoff off
   (`score_limit` 0), and how many of the top 10 the two share;
-- the whole `memvault search` process vs `python -c pass` (with bytecode cached, and as the
-  environment says when PYTHONDONTWRITEBYTECODE is set);
+- the whole `memvault search` process vs `python -c pass`, with memvault's bytecode cached
+  (as installed) and without (a checkout under PYTHONDONTWRITEBYTECODE=1);
 - index size on disk vs the Markdown, peak RSS of a rebuild and of a search process.
 The machine is shared: CPU time is printed next to wall time where it matters.
 """
@@ -239,25 +239,32 @@ main()
 
 def bench_process(vault: Path, backend: str, n: int = 15) -> None:
     rare = [f"zqnothing{i} marker" for i in range(n)]
-    # An installed package has its bytecode compiled; PYTHONDONTWRITEBYTECODE (set on some
-    # machines, this one included) makes every process compile memvault's modules again.
-    envs = [("as installed (bytecode cached)", {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})]
-    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
-        envs.append(("with PYTHONDONTWRITEBYTECODE=1 (compiles on every start)", dict(os.environ)))
-    for env_label, env in envs:
-        subprocess.run(["memvault", "--vault", str(vault), "search", "warm"], check=True, capture_output=True, env=env)
-        for label, qs in (("synthetic 2/5-word", queries(n, seed=11)), ("rare-word", rare)):
-            times, floor = [], []
-            for q in qs:
+    # An installed package has its modules compiled to bytecode; a checkout run with
+    # PYTHONDONTWRITEBYTECODE=1 (as on this machine) compiles memvault's modules in every
+    # process. Both, the second from a copy of the package without a bytecode cache.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run(["memvault", "--vault", str(vault), "search", "warm"], check=True, capture_output=True, env=env)
+    fresh = Path(tempfile.mkdtemp(prefix="memvault-nopyc-"))
+    shutil.copytree(HERE.parent / "memvault", fresh / "memvault", ignore=shutil.ignore_patterns("__pycache__"))
+    uncached = [sys.executable, "-B", "-c", f"import sys; sys.path.insert(0, {str(fresh)!r}); "
+                "from memvault.cli import main; sys.argv[0] = 'memvault'; main()"]
+    variants = {"bytecode cached": ["memvault"], "no bytecode cache": uncached}
+    for label, qs in (("synthetic 2/5-word", queries(n, seed=11)), ("rare-word", rare)):
+        times: dict[str, list[float]] = {v: [] for v in variants}
+        floor = []
+        for q in qs:  # the variants take turns, so the machine's load falls on both alike
+            for variant, command in variants.items():
                 t = time.perf_counter()
-                subprocess.run(["memvault", "--vault", str(vault), "search", "--backend", backend, *q.split()],
+                subprocess.run([*command, "--vault", str(vault), "search", "--backend", backend, *q.split()],
                                check=True, capture_output=True, env=env)
-                times.append(time.perf_counter() - t)
-                t = time.perf_counter()
-                subprocess.run([sys.executable, "-c", "pass"], check=True, env=env)
-                floor.append(time.perf_counter() - t)
-            print(f"whole `memvault search` process, {env_label}, {label} queries (n={n}): "
-                  f"p50 {ms(pct(times, 50))}, p95 {ms(pct(times, 95))}; floor `python -c pass` p50 {ms(pct(floor, 50))}")
+                times[variant].append(time.perf_counter() - t)
+            t = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "pass"], check=True, env=env)
+            floor.append(time.perf_counter() - t)
+        for variant, got in times.items():
+            print(f"whole `memvault search` process, {label} queries (n={n}), {variant}: "
+                  f"p50 {ms(pct(got, 50))}, p95 {ms(pct(got, 95))}; floor `python -c pass` p50 {ms(pct(floor, 50))}")
+    shutil.rmtree(fresh, ignore_errors=True)
     proc = subprocess.run([sys.executable, "-c", SEARCH_RSS, "--vault", str(vault), "search", "--backend",
                            backend, *queries(1, seed=5)[0].split()], capture_output=True, text=True, check=True)
     rss = int(proc.stderr.split("RSS ")[-1].split()[0])

@@ -10,9 +10,13 @@ out unless asked for; then they are scored down and never placed above what repl
 A live entry that supersedes a matching entry is as relevant as the entry it replaces (a
 search for the old belief finds the correction).
 
+Which entries BM25 scores at all is planned per query (`plan_query`): when a query's words
+together occur in more than `score_limit` entries, its rarer words select the entries and the
+commoner ones only add to their scores (the common-terms cutoff, docs/search.md).
+
 Everything here is pure: the index feeds it candidates with BM25 scores, and
-`rank_events` ranks a list of in-memory events the same way (with an in-memory BM25), so
-time travel can rank "as search would have at T" without an index.
+`rank_events` ranks a list of in-memory events the same way (with an in-memory BM25 and the
+same plan), so time travel can rank "as search would have at T" without an index.
 """
 
 from __future__ import annotations
@@ -434,8 +438,9 @@ def _doc_freqs(columns: list[list[list[str]]], terms: Iterable[str]) -> dict[str
 def _bm25(columns: list[list[list[str]]], query: Query, w: Weights, plan: Plan) -> dict[int, float]:
     """Same phrase list as the FTS5 MATCH expression (required phrases once on the entry's own
     fields and once anywhere, then terms and compounds), FTS5's bm25(): per phrase the
-    column-weighted frequency, document length over all columns (plus the one token of the
-    sqlite table's `every` column), IDF log((N - n + 0.5) / (n + 0.5)) floored at 1e-6."""
+    column-weighted frequency, document length over all columns, IDF log((N - n + 0.5) /
+    (n + 0.5)) floored at 1e-6 (N and n over all entries). Only the entries `plan` admits are
+    scored, as the sqlite backend's planned query does."""
     scored = ([(p, True) for p in query.phrases] + [(p, False) for p in query.phrases]
               + [((t,), False) for t in query.terms] + [(c, False) for c in query.compounds])
     if not scored:
@@ -513,7 +518,8 @@ def rank_events(
     """Rank in-memory events for `query` as search does, as of `at` (now by default).
 
     `events` are the entries to search (e.g. those written by T); `timeline` answers status
-    and confidence at `at`. Filters and `type:`/`tag:` in the query work as in search.
+    and confidence at `at`. Filters and `type:`/`tag:` in the query work as in search, and so
+    does the common-terms cutoff (over these entries' word frequencies).
     """
     q = parse_query(query) if isinstance(query, str) else query
     when = at or datetime.now(UTC)

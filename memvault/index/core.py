@@ -356,24 +356,12 @@ class Index:
         if best <= 0:
             return []
         heads = store.load_heads(conn, [r for r, _ in found])
-        ids = [h.id for h in heads.values()]
-        supersedes, reconfirms, involved = links.edges_for(conn, set(ids))
+        ids = {h.id for h in heads.values()}
+        supersedes, reconfirms, involved = links.edges_for(conn, ids)
         stats = access.stats(self.vault.root, involved)
-        extra = store.load_ids(conn, involved - set(ids))
+        extra = store.load_ids(conn, involved - ids)
         linked = set(supersedes) | set(supersedes.values()) | {i for pair in reconfirms for i in pair}
-        twice = {i for i, n in Counter(ids).items() if n > 1}
-        pinned: list[tuple[int, float]] = []
-        rest: list[tuple[float, int, float]] = []
-        for r, s in found:
-            head = heads.get(r)
-            if head is None:
-                continue
-            if include_all or head.id in linked or head.id in twice:
-                pinned.append((r, s))
-            else:
-                last = getattr(stats.get(head.id), "last_accessed", None)
-                rest.append((score_ceiling(s / best, head, last, when, self.weights, self.vault.config), r, s))
-        rest.sort(reverse=True)
+        pinned, rest = self._triage(found, heads, linked if not include_all else None, stats, best, when)
         events: dict[int, Event] = {}
         m = limit
         while True:
@@ -388,11 +376,29 @@ class Index:
             if len(hits) < limit:  # filters or statuses took some: decode more
                 m *= 4
                 continue
-            floor = hits[-1].score - 1e-9  # ceilings come from the same numbers, rounded alike
+            floor = hits[-1].score - 1e-9  # ceilings read epoch seconds: allow for rounding
             more = next((k for k, (c, _, _) in enumerate(rest[m:]) if c < floor), len(rest) - m)
             if not more:
                 return hits
             m += more
+
+    def _triage(self, found, heads, linked, stats, best, when):
+        """(candidates always decoded, [(score ceiling, rowid, bm25)] of the others, best first).
+        Everything is decoded when `linked` is None (--all)."""
+        twice = {i for i, n in Counter(h.id for h in heads.values()).items() if n > 1}
+        pinned: list[tuple[int, float]] = []
+        rest: list[tuple[float, int, float]] = []
+        for r, s in found:
+            head = heads.get(r)
+            if head is None:
+                continue
+            if linked is None or head.id in linked or head.id in twice:
+                pinned.append((r, s))
+            else:
+                last = getattr(stats.get(head.id), "last_accessed", None)
+                rest.append((score_ceiling(s / best, head, last, when, self.weights, self.vault.config), r, s))
+        rest.sort(reverse=True)
+        return pinned, rest
 
     def status(self) -> IndexStatus:
         reason = self.stale_reason()
