@@ -61,8 +61,11 @@ Source: user
 """),
     ("{d3}", """# {d3}
 
-## 10:00 - Observation
+## 09:00 - Observation
 Atlas CI now takes 6 minutes after splitting the integration tests. #atlas #ci
+
+## 10:00 - Observation
+Atlas is still on SQLite with 2k users and no load problems. #atlas
 Reconfirms: {d1}T09:30
 
 ## 10:30 - Belief

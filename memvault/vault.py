@@ -214,5 +214,25 @@ class Vault:
     def as_dict(self, event: Event, at: datetime | None = None) -> dict[str, Any]:
         return self.timeline.to_dict(event, at)
 
+    # -- time travel (memvault/history.py; T may be a datetime, a time string or a git revision)
+
+    @cached_property
+    def past(self) -> Any:
+        from .history import History
+
+        return History(self)
+
+    def as_of(self, at: Any, query: str | None = None, *, recorded: bool = False, limit: int | None = None) -> list[dict[str, Any]]:
+        return self.past.as_of(at, query, recorded=recorded, limit=limit)
+
+    def changes(self, since: Any, until: Any = None) -> dict[str, Any]:
+        return self.past.changes(since, until)
+
+    def history(self, event_id: str) -> dict[str, Any]:
+        return self.past.history(event_id)
+
+    def diff(self, first: Any, second: Any) -> dict[str, Any]:
+        return self.past.diff(first, second)
+
     def now(self) -> datetime:
         return datetime.now(UTC).astimezone(self.config.tz)

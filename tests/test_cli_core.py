@@ -140,3 +140,28 @@ def test_python_dash_m_runs(sample_vault):
     proc = subprocess.run([sys.executable, "-m", "memvault", "list", "--json"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)
+
+
+def test_demo_builds_a_committed_story_and_tours_it(runner, tmp_path):
+    target = tmp_path / "demo"
+    result = runner.invoke(cli, ["demo", str(target)])
+    assert result.exit_code == 0, result.output
+    vault = Vault.open(target)
+    assert vault.problems == []
+    superseded = [e for e in vault.events if vault.timeline.status(e) == "superseded"]
+    assert len(superseded) == 2 and all(e.type == "belief" for e in superseded)
+    assert git(target, "log", "--format=%s").count("memvault: log") == 4
+    assert "$ memvault list" in result.output and "$ memvault check" in result.output
+    assert "Error" not in result.output
+
+
+def test_log_pins_a_described_reference_to_the_id_it_resolves_to(runner, sample_vault):
+    result = runner.invoke(cli, ["log", "--at", "2026-02-22 10:00", "--type", "correction",
+                                 "--supersedes", "belief about dark mode from 2026-02-14", "light mode now"])
+    assert result.exit_code == 0, result.output
+    text = (sample_vault / "memory" / "2026-02-22.md").read_text()
+    assert "Supersedes: 2026-02-14T15:00" in text
+    linked = runner.invoke(cli, ["log", "--at", "2026-02-22 11:00", "--type", "correction",
+                                 "--supersedes", "[[2026-02-14#10:00 - Observation]]", "not colours"])
+    assert linked.exit_code == 0, linked.output
+    assert "Supersedes: [[2026-02-14#10:00 - Observation]]" in (sample_vault / "memory" / "2026-02-22.md").read_text()

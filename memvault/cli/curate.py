@@ -107,6 +107,8 @@ def _plan_text(plan, d: dict) -> str:
     out = [f"curate as of {plan.at.isoformat()}: {_window(plan)}"]
     for p in plan.proposals + plan.archives:
         out.append(f"  {describe(p)}{'  [rewritten by --with]' if p.origin == 'with' else ''}")
+        if p.text:
+            out.append(f"      \u201c{short(p.text, 90)}\u201d")
         out.append(f"      why: {short(p.reason, 100)}")
     out.append(_budget_line(d["budget"]))
     out += [f"warning: {w}" for w in d["warnings"]]
@@ -181,7 +183,11 @@ def _edit(p, current: tuple[str, ...]) -> tuple[str, ...] | None:
     from ..errors import InputError
     from ..memdoc import check_edit
 
-    text = click.edit("\n".join(current) + "\n", extension=".md", require_save=False)
+    try:
+        text = click.edit("\n".join(current) + "\n", extension=".md", require_save=False)
+    except click.ClickException as exc:  # no such editor, or it failed: keep reviewing, lose nothing
+        click.echo(f"  not used: {exc.format_message()} (check $EDITOR)")
+        return None
     if text is None:
         return None
     try:

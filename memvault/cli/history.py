@@ -1,0 +1,168 @@
+"""Time-travel commands: asof, changes, history, diff (library: memvault/history.py)."""
+
+from __future__ import annotations
+
+from datetime import datetime, tzinfo
+from typing import Any
+
+import click
+
+from ._common import cli, emit, json_option, open_vault, short
+
+T_FORMS = (
+    "ISO date or time (vault zone unless given), a plain date, 'yesterday', '3 days ago', "
+    "'3 days ago 14:30', or a git revision (HEAD~3, a commit, a tag)"
+)
+T_HELP = f"T: {T_FORMS}. A plain date means the end of that day."
+
+
+def _run(ctx: click.Context, call: Any) -> Any:
+    return _run_in(ctx, call)[0]
+
+
+def _run_in(ctx: click.Context, call: Any) -> tuple[Any, tzinfo]:
+    """The library call's answer, and the vault's zone (text output shows times in it)."""
+    vault = open_vault(ctx)
+    try:
+        return call(vault), vault.config.tz
+    finally:
+        if "past" in vault.__dict__:
+            vault.past.close()
+
+
+@cli.command(help="The entries live as of T; with QUERY, those matching it, ranked as of T.\n\n" + T_HELP)
+@click.argument("when", metavar="T")
+@click.argument("query", nargs=-1)
+@click.option("--recorded", is_flag=True, help="What the vault's files held at T (git), not what its entries say.")
+@click.option("--limit", type=click.IntRange(min=1), help="At most this many entries (default with QUERY: 10).")
+@json_option
+@click.pass_context
+def asof(ctx, when: str, query: tuple[str, ...], recorded: bool, limit: int | None, as_json: bool) -> None:
+    text = " ".join(query) or None
+    items = _run(ctx, lambda v: v.as_of(when, text, recorded=recorded, limit=limit))
+    emit(items, as_json, _asof_text)
+
+
+def _asof_text(items: list[dict]) -> str:
+    rows = [f"{d['id']:<20} {d['type']:<11} {d['confidence']:.2f}  {short(d['content'], 60)}" for d in items]
+    rows.append(f"{len(items)} entr{'y' if len(items) == 1 else 'ies'}")
+    return "\n".join(rows)
+
+
+@cli.command()
+@click.option("--since", "since", required=True, metavar="T",
+              help=f"Changes after this time: {T_FORMS}. A plain date means its start.")
+@click.option("--until", "until", metavar="T2",
+              help="Up to this time (same forms; a plain date means its end). Default: now and the working tree.")
+@json_option
+@click.pass_context
+def changes(ctx, since: str, until: str | None, as_json: bool) -> None:
+    """What changed since T: new entries, newly superseded ones, and (from git) edits and deletions."""
+    data = _run(ctx, lambda v: v.changes(since, until))
+    emit(data, as_json, _changes_text)
+    for warning in data.get("warnings", []) if not as_json else []:
+        click.echo(f"note: {warning}", err=True)
+
+
+def _line(d: dict) -> str:
+    when = (d.get("timestamp") or "undated")[:16]
+    return f"{when}  {d['type']:<11} {short(d['content'], 58)}  ({d['id']})"
+
+
+def _changes_text(data: dict) -> str:
+    until = data["until"]["given"] if data.get("until") else "now"
+    out = [f"Changes since {data['since']['given']} (until {until})", ""]
+    sections = [
+        ("New", "new", lambda d: "+ " + _line(d)),
+        ("Superseded", "superseded", lambda d: "~ " + _line(d) + f" -> {d['superseded_by']}"),
+        ("Edited", "edited", lambda d: "* " + _line(d) + "\n" + _was(d["old"], d["new"])),
+        ("Deleted", "deleted", lambda d: "- " + _line(d)),
+        ("Backfilled (written later into earlier days)", "backfilled", lambda d: "< " + _line(d)),
+    ]
+    for title, key, fmt in sections:
+        items = data.get(key) or []
+        if not items:
+            continue
+        out.append(f"{title} ({len(items)})")
+        out += ["  " + fmt(d) for d in items]
+        out.append("")
+    if len(out) == 2:
+        out.append("nothing changed")
+    return "\n".join(out).rstrip("\n")
+
+
+def _was(old: str, new: str, width: int = 70) -> str:
+    """Both versions on one line each, shifted so that where they first differ is visible."""
+    a, b = " ".join(old.split()), " ".join(new.split())
+    same = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    start = same - width // 3 if same > width - 20 else 0
+    start = a.rfind(" ", 0, start) + 1 if start > 0 else 0  # at a word boundary
+
+    def cut(text: str) -> str:
+        return short(("\u2026" + text[start:]) if start else text, width)
+
+    return f"      was: {cut(a)}\n      now: {cut(b)}"
+
+
+@cli.command("history")
+@click.argument("event_id", metavar="ID")
+@json_option
+@click.pass_context
+def history_cmd(ctx, event_id: str, as_json: bool) -> None:
+    """The supersession chain ID belongs to (what superseded what), and the commits that changed it."""
+    data, tz = _run_in(ctx, lambda v: v.history(event_id))
+    emit(data, as_json, lambda d: _history_text(d, tz))
+
+
+def _local(iso: str, tz: tzinfo) -> str:
+    """A commit date (JSON keeps it as git gives it) in the vault's zone, like entry times."""
+    return datetime.fromisoformat(iso).astimezone(tz).isoformat()[:16]
+
+
+def _history_text(data: dict, tz: tzinfo) -> str:
+    out = [f"{data['id']}  [{data['status']}]" + (f" superseded by {data['superseded_by']}" if data["superseded_by"] else "")]
+    out.append("")
+    out.append("Chain (oldest first):")
+    for d in data["chain"]:
+        mark = "*" if d["id"] == data["id"] else " "
+        sup = f" -> superseded by {d['superseded_by']}" if d["superseded_by"] else ""
+        out.append(f" {mark} {_line(d)}{sup}")
+    commits = data["commits"]
+    if commits:
+        out += ["", "Commits that changed it:"]
+        for c in commits:
+            where = f"{_local(c['date'], tz)} {c['commit'][:10]}" if c["commit"] else "working tree    (uncommitted)"
+            out.append(f"  {where}  {c['change']:<8} {c['file']}")
+            if c["old"] is not None and c["new"] is not None:
+                out.append(_was(c["old"], c["new"]))
+    for w in data.get("warnings", []):
+        out.append(f"note: {w}")
+    return "\n".join(out)
+
+
+@cli.command("diff", help="Entries that appeared, changed or went away between T1 and T2 (recorded time), "
+             f"per MEMORY.md section and per daily log.\n\nT1, T2: {T_FORMS}. A plain date means the end of that day.")
+@click.argument("first", metavar="T1")
+@click.argument("second", metavar="T2")
+@json_option
+@click.pass_context
+def diff_cmd(ctx, first: str, second: str, as_json: bool) -> None:
+    data = _run(ctx, lambda v: v.diff(first, second))
+    emit(data, as_json, _diff_text)
+
+
+def _diff_text(data: dict) -> str:
+    def where(p: dict) -> str:
+        return f"{p['given']} ({p['commit'][:10] if p['commit'] else 'before the first commit'})"
+
+    out = [f"From {where(data['from'])} to {where(data['to'])}"]
+    for g in data["groups"]:
+        out.append("")
+        out.append(f"{g['file']} \u203a {g['section'] or '(no section)'}" if g["section"] is not None else g["file"])
+        out += ["  + " + _line(d) for d in g["appeared"]]
+        out += ["  ~ " + _line(d) + "\n" + _was(d["old"], d["new"]) for d in g["changed"]]
+        out += ["  - " + _line(d) + f"  [{d['reason']}" + (f" by {d['superseded_by']}]" if d["superseded_by"] else "]")
+                for d in g["gone"]]
+    c = data["counts"]
+    out += ["", f"{c['appeared']} appeared, {c['changed']} changed, {c['gone']} went away"]
+    return "\n".join(out)
