@@ -107,6 +107,8 @@ class Hit:
     title: str = ""
     content: str = ""
     kind: str = "log"
+    matched: bool = True  # the entry itself holds a query word (not only its neighbours)
+    entry: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     event: Event | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -114,7 +116,9 @@ class Hit:
         return f"{self.file}#L{self.line}-L{self.end_line}"
 
     def to_dict(self) -> dict[str, Any]:
+        """The entry's JSON shape (as `list`/`show` print it) plus the search's own fields."""
         return {
+            **self.entry,
             "id": self.id, "type": self.type, "timestamp": iso(self.timestamp),
             "file": self.file, "line": self.line, "end_line": self.end_line,
             "location": self.location, "score": round(self.score, 6),
@@ -124,7 +128,7 @@ class Hit:
             },
             "snippet": self.snippet, "tags": list(self.tags), "status": self.status,
             "superseded_by": self.superseded_by, "title": self.title, "content": self.content,
-            "kind": self.kind,
+            "kind": self.kind, "matched": self.matched,
         }
 
 
@@ -314,7 +318,17 @@ def rank_candidates(
     shown = _after_superseders(hits)[:limit]
     for h in shown:  # only for what is shown: snippets were half the cost of a search
         h.snippet = snippet(h.content or h.title, query.all_terms)
+        h.matched = own_match(h.event, query.all_terms) if h.event is not None else True
+        if h.event is not None:
+            h.entry = timeline.to_dict(h.event, at)
     return shown
+
+
+def own_match(event: Event, terms: set[str]) -> bool:
+    """Whether the entry's own fields hold a query word; a hit found only through the
+    neighbour-context field does not (it is shown, but is not counted as recalled)."""
+    text = " ".join(field_texts(event)[:4])
+    return any(terms.intersection(ts) for _, _, ts in iter_words(text))
 
 
 def _inherit_relevance(rel: dict[str, float], timeline: Timeline, at: datetime) -> None:

@@ -31,6 +31,12 @@ def search(ctx, query, limit, types, tags, since, until, include_all, backend, a
     from ..index import search_vault
 
     vault = open_vault(ctx)
+    known = vault.config.types
+    for t in types:
+        if t.lower() not in known:
+            from ..errors import InputError
+
+            raise InputError(f"--type {t!r}: no such type; known: {', '.join(known)}")
     hits = search_vault(
         vault, " ".join(query), backend=backend, limit=limit, types=types, tags=tags,
         since=parse_when(vault, since), until=parse_when(vault, until, day_end=True),
@@ -46,7 +52,8 @@ def _hits_text(items: list[dict], color: bool) -> str:
     for i, d in enumerate(items, 1):
         status = "" if d["status"] == "live" else f"  [{d['status']}" + (
             f" by {d['superseded_by']}]" if d["superseded_by"] else "]")
-        head = f"{i:>2}. {d['score']:.3f}  {d['id']}  {d['type']}  {d['location']}{status}"
+        nearby = "" if d.get("matched", True) else "  (found through nearby entries)"
+        head = f"{i:>2}. {d['score']:.3f}  {d['id']}  {d['type']}  {d['location']}{status}{nearby}"
         snippet = d["snippet"]
         if color:
             head = click.style(head, dim=False, bold=False)

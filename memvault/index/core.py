@@ -334,7 +334,7 @@ class Index:
             else:  # the selected rows ran out before enough hits: score every match
                 plan = EXHAUSTIVE
         if record_access and hits:
-            access.record(self.vault.root, [h.id for h in hits])
+            access.record(self.vault.root, [h.id for h in hits if h.matched])
         return hits
 
     def _plan(self, conn, q) -> Plan:
