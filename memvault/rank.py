@@ -75,14 +75,22 @@ class Weights:
 
         raw = config.section("search", SEARCH_DEFAULTS) if config else dict(SEARCH_DEFAULTS)
         fw = {**SEARCH_DEFAULTS["field_weights"], **(raw.get("field_weights") or {})}
-        try:
-            values = {k: float(raw[k]) for k in (
-                "relevance", "importance", "recency", "confidence", "recency_lambda",
-                "importance_default", "curated_importance", "superseded_factor", "k1", "b")}
-            return cls(**values, candidates=int(raw["candidates"]), score_limit=int(raw["score_limit"]),
-                       field_weights=tuple(float(fw[f]) for f in FIELDS))
-        except (TypeError, ValueError, KeyError) as exc:
-            raise ConfigError(f"[search] in memvault.toml: {exc}") from None
+        where = f"{config.path or 'memvault.toml'}" if config else "memvault.toml"
+
+        def number(key: str, value: Any, kind: type = float) -> Any:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ConfigError(f"{where}: [search] {key} = {value!r} is not a number")
+            return kind(value)
+
+        values = {k: number(k, raw[k]) for k in (
+            "relevance", "importance", "recency", "confidence", "recency_lambda",
+            "importance_default", "curated_importance", "superseded_factor", "k1", "b")}
+        unknown = set(fw) - set(FIELDS)
+        if unknown:
+            raise ConfigError(f"{where}: [search] field_weights has unknown fields {sorted(unknown)}; known: {', '.join(FIELDS)}")
+        return cls(**values, candidates=number("candidates", raw["candidates"], int),
+                   score_limit=number("score_limit", raw["score_limit"], int),
+                   field_weights=tuple(number(f"field_weights.{f}", fw[f]) for f in FIELDS))
 
 
 @dataclass

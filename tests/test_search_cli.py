@@ -124,3 +124,14 @@ def test_search_with_an_unknown_type_is_a_usage_error(runner, vault_dir):
     (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n')
     result = runner.invoke(cli, ["search", "ci", "--type", "beliefs"])
     assert result.exit_code == 2 and "no such type" in result.output
+
+
+def test_bad_search_settings_name_the_key(runner, vault_dir):
+    from memvault.cli import cli
+
+    (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n[search]\nrelevance = "high"\n')
+    result = runner.invoke(cli, ["search", "x"])
+    assert result.exit_code == 1 and "[search] relevance = 'high' is not a number" in result.output
+    (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n[index]\nbackend = "elastic"\n')
+    result = runner.invoke(cli, ["search", "x"])
+    assert result.exit_code == 1 and "[index] backend in" in result.output and "elastic" in result.output

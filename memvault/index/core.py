@@ -55,7 +55,8 @@ Progress = Callable[[int, int], None]
 def resolve_backend(vault, backend: str | None) -> str:
     name = (backend or vault.config.section("index", INDEX_DEFAULTS)["backend"] or "sqlite").lower()
     if name not in BACKENDS:
-        raise ConfigError(f"unknown index backend {name!r}; choose one of: {', '.join(BACKENDS)}")
+        where = "--backend" if backend else f"[index] backend in {vault.config.path or 'memvault.toml'}"
+        raise ConfigError(f"{where}: unknown index backend {name!r}; choose one of: {', '.join(BACKENDS)}")
     return name
 
 
