@@ -51,6 +51,15 @@ def _git_init(target: Path) -> None:
     import git
 
     try:
+        try:
+            outer = git.Repo(target, search_parent_directories=True)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            outer = None
+        if outer is not None and outer.working_tree_dir and Path(outer.working_tree_dir).resolve() != target:
+            # Inside an existing repository: no nested one; commit just the vault's files there.
+            outer.git.add("--", str(target))
+            outer.git.commit("-q", "--no-verify", "-m", f"memvault: new vault in {target.name}", "--", str(target))
+            return
         repo = git.Repo.init(target)
         repo.git.add("-A")
         ident = {}

@@ -196,3 +196,17 @@ def test_log_expires(runner, sample_vault):
     from zoneinfo import ZoneInfo
 
     assert vault.timeline.status(ev, datetime(2026, 3, 1, tzinfo=ZoneInfo("Europe/Berlin"))) == "expired"
+
+
+def test_init_inside_an_existing_repository_does_not_nest_one(runner, tmp_path):
+    outer = tmp_path / "notes"
+    outer.mkdir()
+    git(outer, "init", "-q")
+    (outer / "todo.txt").write_text("mine\n")
+    git(outer, "add", "todo.txt")  # the person's own staged change stays staged
+    result = runner.invoke(cli, ["init", str(outer / "vault"), "--no-hook"])
+    assert result.exit_code == 0, result.output
+    assert not (outer / "vault" / ".git").exists()
+    committed = git(outer, "show", "--name-only", "--format=", "HEAD").split()
+    assert "vault/memvault.toml" in committed and "todo.txt" not in committed
+    assert "A  todo.txt" in git(outer, "status", "--porcelain")
