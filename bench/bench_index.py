@@ -11,9 +11,12 @@ Generates the vault with bench/synth.py (seed 1) under /tmp unless --vault is gi
 - incremental update of one changed file plus the query that finds it, p50/p95, through
   `update([path])` (what the watcher calls) and `update()` (stat walk), vs the floor: one
   FTS5 delete + insert + MATCH;
-- warm search p50/p95 over 200 queries (100 two-word, 100 five-word) vs the raw FTS5
-  `MATCH ... ORDER BY bm25 LIMIT` the search runs underneath;
-- the whole `memvault search` process vs `python -c pass`;
+- warm search p50/p95 (wall and CPU) over 200 queries (100 two-word, 100 five-word) vs the
+  planned FTS5 query the search runs underneath and the plain FTS5 `MATCH <words OR-ed>
+  ORDER BY bm25() LIMIT` floor; the same search with the common-terms cutoff off
+  (`score_limit` 0), and how many of the top 10 the two share;
+- the whole `memvault search` process vs `python -c pass`, with memvault's bytecode cached
+  (as installed) and without (a checkout under PYTHONDONTWRITEBYTECODE=1);
 - index size on disk vs the Markdown, peak RSS of a rebuild and of a search process.
 The machine is shared: CPU time is printed next to wall time where it matters.
 """
@@ -21,6 +24,8 @@ The machine is shared: CPU time is printed next to wall time where it matters.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import os
 import random
 import resource
 import shutil
@@ -121,6 +126,7 @@ def queries(n: int, seed: int = 7) -> list[str]:
 
 def bench_search(vault: Path, backend: str) -> None:
     from memvault.index import open_index
+    from memvault.rank import EXHAUSTIVE
     from memvault.textproc import parse_query
     from memvault.vault import Vault
 
@@ -130,21 +136,48 @@ def bench_search(vault: Path, backend: str) -> None:
         conn, engine = index._open()
         for q in qs[:20]:  # warm the page cache and the analyzer
             index.search(q, record_access=False)
-        times, floor = {2: [], 5: []}, {2: [], 5: []}
+        planned = index.weights
+        runs = {}
+        for label, weights in (("planned", planned), ("exhaustive", dataclasses.replace(planned, score_limit=0))):
+            index.weights = weights
+            runs[label] = search_run(index, qs)
+        index.weights = planned
+        floor = {"planned": [], "exhaustive": []}
         for q in qs:
-            t = time.perf_counter()
-            index.search(q, record_access=False)
-            times[len(q.split())].append(time.perf_counter() - t)
-            t = time.perf_counter()
-            engine.search(parse_query(q), index.weights.candidates)
-            floor[len(q.split())].append(time.perf_counter() - t)
+            pq = parse_query(q)
+            for label, plan in (("planned", index._plan(conn, pq)), ("exhaustive", EXHAUSTIVE)):
+                t = time.perf_counter()
+                engine.search(pq, planned.candidates, plan)
+                floor[label].append(time.perf_counter() - t)
+    wall, cpu, got = runs["planned"]
     for k in (2, 5):
-        print(f"search, {k}-word queries (n={len(times[k])}, warm): p50 {ms(pct(times[k], 50))}, "
-              f"p95 {ms(pct(times[k], 95))}; engine floor p50 {ms(pct(floor[k], 50))}, "
-              f"p95 {ms(pct(floor[k], 95))}")
-    both, fboth = times[2] + times[5], floor[2] + floor[5]
-    print(f"search, all 200: p95 {ms(pct(both, 95))} vs floor p95 {ms(pct(fboth, 95))} "
-          f"(overhead p50 {ms(statistics.median(both) - statistics.median(fboth))})")
+        sel = [t for q, t in zip(qs, wall, strict=True) if len(q.split()) == k]
+        print(f"search, {k}-word queries (n={len(sel)}, warm): p50 {ms(pct(sel, 50))}, p95 {ms(pct(sel, 95))}")
+    print(f"search, all 200: p50 {ms(pct(wall, 50))}, p95 {ms(pct(wall, 95))} wall; "
+          f"p50 {ms(pct(cpu, 50))}, p95 {ms(pct(cpu, 95))} CPU (score_limit {planned.score_limit})")
+    plain = (f"FTS5 `MATCH <all words OR-ed> ORDER BY bm25() LIMIT {planned.candidates}`" if backend == "sqlite"
+             else f"{backend} query of all words OR-ed")
+    print(f"  underneath, the planned {backend} query: p50 {ms(pct(floor['planned'], 50))}, "
+          f"p95 {ms(pct(floor['planned'], 95))} (overhead p50 "
+          f"{ms(statistics.median(wall) - statistics.median(floor['planned']))})")
+    print(f"  floor, the plain {plain}: p50 {ms(pct(floor['exhaustive'], 50))}, "
+          f"p95 {ms(pct(floor['exhaustive'], 95))}")
+    xwall, _, xgot = runs["exhaustive"]
+    same = [len(set(a) & set(b)) / max(1, len(b)) for a, b in zip(got, xgot, strict=True)]
+    print(f"  exhaustive search (score_limit 0): p50 {ms(pct(xwall, 50))}, p95 {ms(pct(xwall, 95))}; "
+          f"top-10 shared with it: mean {sum(same) / len(same):.3f}, identical sets "
+          f"{sum(x == 1 for x in same)}/{len(same)}, worst {min(same):.1f}")
+
+
+def search_run(index, qs: list[str]) -> tuple[list[float], list[float], list[list[str]]]:
+    wall, cpu, got = [], [], []
+    for q in qs:
+        t, c = time.perf_counter(), time.process_time()
+        hits = index.search(q, record_access=False)
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+        got.append([h.id for h in hits])
+    return wall, cpu, got
 
 
 def bench_incremental(vault: Path, backend: str, rounds: int = 40) -> None:
@@ -208,18 +241,32 @@ main()
 
 def bench_process(vault: Path, backend: str, n: int = 15) -> None:
     rare = [f"zqnothing{i} marker" for i in range(n)]
+    # An installed package has its modules compiled to bytecode; a checkout run with
+    # PYTHONDONTWRITEBYTECODE=1 (as on this machine) compiles memvault's modules in every
+    # process. Both, the second from a copy of the package without a bytecode cache.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run(["memvault", "--vault", str(vault), "search", "warm"], check=True, capture_output=True, env=env)
+    fresh = Path(tempfile.mkdtemp(prefix="memvault-nopyc-"))
+    shutil.copytree(HERE.parent / "memvault", fresh / "memvault", ignore=shutil.ignore_patterns("__pycache__"))
+    uncached = [sys.executable, "-B", "-c", f"import sys; sys.path.insert(0, {str(fresh)!r}); "
+                "from memvault.cli import main; sys.argv[0] = 'memvault'; main()"]
+    variants = {"bytecode cached": ["memvault"], "no bytecode cache": uncached}
     for label, qs in (("synthetic 2/5-word", queries(n, seed=11)), ("rare-word", rare)):
-        times, floor = [], []
-        for q in qs:
+        times: dict[str, list[float]] = {v: [] for v in variants}
+        floor = []
+        for q in qs:  # the variants take turns, so the machine's load falls on both alike
+            for variant, command in variants.items():
+                t = time.perf_counter()
+                subprocess.run([*command, "--vault", str(vault), "search", "--backend", backend, *q.split()],
+                               check=True, capture_output=True, env=env)
+                times[variant].append(time.perf_counter() - t)
             t = time.perf_counter()
-            subprocess.run(["memvault", "--vault", str(vault), "search", "--backend", backend, *q.split()],
-                           check=True, capture_output=True)
-            times.append(time.perf_counter() - t)
-            t = time.perf_counter()
-            subprocess.run([sys.executable, "-c", "pass"], check=True)
+            subprocess.run([sys.executable, "-c", "pass"], check=True, env=env)
             floor.append(time.perf_counter() - t)
-        print(f"whole `memvault search` process, {label} queries (n={n}): p50 {ms(pct(times, 50))}, "
-              f"p95 {ms(pct(times, 95))}; floor `python -c pass` p50 {ms(pct(floor, 50))}")
+        for variant, got in times.items():
+            print(f"whole `memvault search` process, {label} queries (n={n}), {variant}: "
+                  f"p50 {ms(pct(got, 50))}, p95 {ms(pct(got, 95))}; floor `python -c pass` p50 {ms(pct(floor, 50))}")
+    shutil.rmtree(fresh, ignore_errors=True)
     proc = subprocess.run([sys.executable, "-c", SEARCH_RSS, "--vault", str(vault), "search", "--backend",
                            backend, *queries(1, seed=5)[0].split()], capture_output=True, text=True, check=True)
     rss = int(proc.stderr.split("RSS ")[-1].split()[0])

@@ -102,7 +102,17 @@ def _text(n: int, item: dict[str, Any], key: str, limit: int) -> str | None:
         raise _bad(n, f"'{key}' must not carry links, dates or block ids (memvault adds them)")
     if find_secrets(value):
         raise _bad(n, f"'{key}' looks like it holds a secret")
+    if not inline_markdown(value):
+        raise _bad(n, f"'{key}' must be plain inline Markdown (no heading, list, quote, code block or table)")
     return value
+
+
+def inline_markdown(text: str) -> bool:
+    """True when CommonMark reads `text` as one paragraph, so it can sit inside a bullet."""
+    import mistune
+
+    tokens = mistune.create_markdown(renderer=None)(text)
+    return len(tokens) == 1 and tokens[0].get("type") == "paragraph"
 
 
 def validate(reply: Any, plan: Plan) -> list[tuple[list[str], str, str | None, str | None]]:

@@ -27,7 +27,7 @@ DATE_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 WORD_RE = re.compile(r"[^\W_]+")
 STOPWORDS = frozenset(
     "a an the about from of on in at to for by with and or is was were be that this it its "
-    "entry entries earlier previous prior old one which what when".split()
+    "entry entries earlier previous prior old one which what when not no".split()
 )
 
 
@@ -148,8 +148,10 @@ class EventIndex:
         if best >= 0.5 and best > second:
             return RefResult(scored[0][1].id)
         top = [_label(e) for s, e in scored[:5] if s > 0]
-        if best > 0:
+        if best >= 0.5:
             return RefResult(candidates=top, reason="ambiguous")
+        if best > 0:  # a word or two in common is no match: say so, and show the closest
+            return RefResult(reason=f"no earlier entry has half of its words; closest: {', '.join(top)}")
         return RefResult(reason=f"no earlier entry matches '{ref}'")
 
 

@@ -10,9 +10,13 @@ out unless asked for; then they are scored down and never placed above what repl
 A live entry that supersedes a matching entry is as relevant as the entry it replaces (a
 search for the old belief finds the correction).
 
+Which entries BM25 scores at all is planned per query (`plan_query`): when a query's words
+together occur in more than `score_limit` entries, its rarer words select the entries and the
+commoner ones only add to their scores (the common-terms cutoff, docs/search.md).
+
 Everything here is pure: the index feeds it candidates with BM25 scores, and
-`rank_events` ranks a list of in-memory events the same way (with an in-memory BM25), so
-time travel can rank "as search would have at T" without an index.
+`rank_events` ranks a list of in-memory events the same way (with an in-memory BM25 and the
+same plan), so time travel can rank "as search would have at T" without an index.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from . import decay
 from .config import Config
 from .events import Timeline
 from .model import Event
@@ -39,6 +44,7 @@ SEARCH_DEFAULTS: dict[str, Any] = {
     "curated_importance": 0.7,  # MEMORY.md holds what someone chose to keep
     "superseded_factor": 0.8,
     "candidates": 200,  # BM25 candidates re-ranked per query
+    "score_limit": 5000,  # entries BM25 scores per query before rare words select them (plan_query)
     "field_weights": {"title": 2.0, "body": 1.0, "tags": 2.0, "extra": 0.5, "context": 0.3},
     "k1": 1.2,
     "b": 0.75,
@@ -58,6 +64,7 @@ class Weights:
     curated_importance: float = 0.7
     superseded_factor: float = 0.8
     candidates: int = 200
+    score_limit: int = 5000
     field_weights: tuple[float, ...] = (2.0, 1.0, 2.0, 0.5, 0.3)
     k1: float = 1.2
     b: float = 0.75
@@ -68,14 +75,22 @@ class Weights:
 
         raw = config.section("search", SEARCH_DEFAULTS) if config else dict(SEARCH_DEFAULTS)
         fw = {**SEARCH_DEFAULTS["field_weights"], **(raw.get("field_weights") or {})}
-        try:
-            values = {k: float(raw[k]) for k in (
-                "relevance", "importance", "recency", "confidence", "recency_lambda",
-                "importance_default", "curated_importance", "superseded_factor", "k1", "b")}
-            return cls(**values, candidates=int(raw["candidates"]),
-                       field_weights=tuple(float(fw[f]) for f in FIELDS))
-        except (TypeError, ValueError, KeyError) as exc:
-            raise ConfigError(f"[search] in memvault.toml: {exc}") from None
+        where = f"{config.path or 'memvault.toml'}" if config else "memvault.toml"
+
+        def number(key: str, value: Any, kind: type = float) -> Any:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ConfigError(f"{where}: [search] {key} = {value!r} is not a number")
+            return kind(value)
+
+        values = {k: number(k, raw[k]) for k in (
+            "relevance", "importance", "recency", "confidence", "recency_lambda",
+            "importance_default", "curated_importance", "superseded_factor", "k1", "b")}
+        unknown = set(fw) - set(FIELDS)
+        if unknown:
+            raise ConfigError(f"{where}: [search] field_weights has unknown fields {sorted(unknown)}; known: {', '.join(FIELDS)}")
+        return cls(**values, candidates=number("candidates", raw["candidates"], int),
+                   score_limit=number("score_limit", raw["score_limit"], int),
+                   field_weights=tuple(number(f"field_weights.{f}", fw[f]) for f in FIELDS))
 
 
 @dataclass
@@ -100,6 +115,8 @@ class Hit:
     title: str = ""
     content: str = ""
     kind: str = "log"
+    matched: bool = True  # the entry itself holds a query word (not only its neighbours)
+    entry: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     event: Event | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -107,7 +124,9 @@ class Hit:
         return f"{self.file}#L{self.line}-L{self.end_line}"
 
     def to_dict(self) -> dict[str, Any]:
+        """The entry's JSON shape (as `list`/`show` print it) plus the search's own fields."""
         return {
+            **self.entry,
             "id": self.id, "type": self.type, "timestamp": iso(self.timestamp),
             "file": self.file, "line": self.line, "end_line": self.end_line,
             "location": self.location, "score": round(self.score, 6),
@@ -117,7 +136,7 @@ class Hit:
             },
             "snippet": self.snippet, "tags": list(self.tags), "status": self.status,
             "superseded_by": self.superseded_by, "title": self.title, "content": self.content,
-            "kind": self.kind,
+            "kind": self.kind, "matched": self.matched,
         }
 
 
@@ -134,9 +153,27 @@ def recency(written: datetime | None, last_access: datetime | None, at: datetime
 
 
 def importance_of(event: Event, w: Weights) -> float:
-    if event.importance is not None:
-        return event.importance
-    return w.curated_importance if event.kind == "curated" else w.importance_default
+    return _importance(event.importance, event.kind, w)
+
+
+def _importance(value: float | None, kind: str, w: Weights) -> float:
+    if value is not None:
+        return value
+    return w.curated_importance if kind == "curated" else w.importance_default
+
+
+def score_ceiling(relevance: float, head: Any, last_access: datetime | None, at: datetime, w: Weights,
+                  config: Config) -> float:
+    """The score `rank_candidates` gives a live entry that no other entry supersedes or
+    reconfirms, from what the index stores beside it (`store.Head`: timestamp, kind,
+    importance, confidence_0, updated) without decoding it. A filtered-out or non-live entry
+    is no hit at all, so this bounds what the candidate can add; search decodes only the
+    candidates whose ceiling reaches its hits (`Index._rank`)."""
+    times = [t for t in (head.timestamp, head.updated) if t is not None and t <= at]
+    confirmed = max(times) if times else head.timestamp  # Timeline.confirmed_at, nothing reconfirming
+    conf = decay.confidence_at(head.confidence0, confirmed, at, rate=config.decay_rate, model=config.decay_model)
+    rec = recency(head.timestamp, last_access, at, w.recency_lambda)
+    return combine(relevance, _importance(head.importance, head.kind, w), rec, conf, w)
 
 
 def combine(rel: float, imp: float, rec: float, conf: float, w: Weights) -> float:
@@ -165,6 +202,67 @@ def contexts(events: list[Event]) -> list[str]:
         near = [events[j].content for j in (i - 1, i + 1) if 0 <= j < len(events) and events[j].kind == "log"]
         out.append("\n".join(near))
     return out
+
+
+# ------------------------------------------------------------------------------ query plans
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Which entries a query's BM25 scores. Exhaustive (`select` empty): every entry that holds
+    any query word. Otherwise only entries that hold any word of `select` (all of them when
+    `every`) or one of the query's compounds; their scores still count every query word."""
+
+    select: tuple[str, ...] = ()
+    every: bool = False
+
+    @property
+    def exhaustive(self) -> bool:
+        return not self.select
+
+    def admits(self, has: Callable[[str], bool], has_compound: bool) -> bool:
+        if self.exhaustive or has_compound:
+            return True
+        return (all if self.every else any)(has(t) for t in self.select)
+
+
+EXHAUSTIVE = Plan()
+
+
+def plan_query(query: Query, docs: Mapping[str, int], n_docs: int, limit: int) -> Plan:
+    """Keep the entries BM25 scores near `limit` (Elasticsearch's common-terms cutoff).
+
+    `docs` is each word's document frequency. A query whose words occur in at most `limit`
+    entries together is scored exhaustively. Otherwise the rarest words whose entries fit in
+    `limit` select the rows, and the commoner words only add to their scores: an entry that
+    holds nothing but the query's common words is left out when the query has rarer ones. When
+    even the rarest word is that common, entries must hold the rarest few together (the fewest
+    whose expected overlap, taking words as independent, fits in `limit`). Queries with quoted
+    phrases (already selective) and one-word queries are exhaustive; `limit` 0 turns this off.
+    """
+    terms = query.terms
+    if query.phrases or len(terms) < 2 or limit <= 0:
+        return EXHAUSTIVE
+    df = {t: docs.get(t, 0) for t in terms}
+    if sum(df.values()) <= limit:
+        return EXHAUSTIVE
+    order = sorted(terms, key=lambda t: (df[t], t))
+    select: list[str] = []
+    total = 0
+    for t in order:
+        if total + df[t] > limit:
+            break
+        select.append(t)
+        total += df[t]
+    if select:
+        return Plan(tuple(select))
+    select, expected = [order[0]], float(df[order[0]])
+    for t in order[1:]:
+        if expected <= limit:
+            break
+        select.append(t)
+        expected *= df[t] / max(n_docs, 1)
+    return Plan(tuple(select), every=True)
 
 
 # ------------------------------------------------------------------------------ ranking
@@ -201,13 +299,16 @@ def rank_candidates(
     include_all: bool = False,
     keep: Filter | None = None,
     limit: int = 10,
+    best: float | None = None,
 ) -> list[Hit]:
-    """Score (event, bm25) candidates into ranked hits. `timeline` must hold their superseders."""
+    """Score (event, bm25) candidates into ranked hits. `timeline` must hold their superseders.
+    Relevance is BM25 over `best` (default: the best of these candidates)."""
     raw: dict[str, float] = {}
     for ev, score in candidates:
         if timeline.by_id.get(ev.id) is ev or ev.id not in raw:
             raw[ev.id] = max(score, raw.get(ev.id, 0.0))
-    best = max(raw.values(), default=0.0)
+    if best is None:
+        best = max(raw.values(), default=0.0)
     if best <= 0:
         return []
     rel = {i: s / best for i, s in raw.items()}
@@ -220,9 +321,22 @@ def rank_candidates(
         status = timeline.status(ev, at)
         if status != "live" and not include_all:
             continue
-        hits.append(_hit(ev, relevance, status, query, timeline, at, weights, access or {}))
+        hits.append(_hit(ev, relevance, status, timeline, at, weights, access or {}))
     hits.sort(key=lambda h: (-h.score, -(h.timestamp.timestamp() if h.timestamp else 0), h.id))
-    return _after_superseders(hits)[:limit]
+    shown = _after_superseders(hits)[:limit]
+    for h in shown:  # only for what is shown: snippets were half the cost of a search
+        h.snippet = snippet(h.content or h.title, query.all_terms)
+        h.matched = own_match(h.event, query.all_terms) if h.event is not None else True
+        if h.event is not None:
+            h.entry = timeline.to_dict(h.event, at)
+    return shown
+
+
+def own_match(event: Event, terms: set[str]) -> bool:
+    """Whether the entry's own fields hold a query word; a hit found only through the
+    neighbour-context field does not (it is shown, but is not counted as recalled)."""
+    text = " ".join(field_texts(event)[:4])
+    return any(terms.intersection(ts) for _, _, ts in iter_words(text))
 
 
 def _inherit_relevance(rel: dict[str, float], timeline: Timeline, at: datetime) -> None:
@@ -239,8 +353,8 @@ def _inherit_relevance(rel: dict[str, float], timeline: Timeline, at: datetime) 
             node = nxt
 
 
-def _hit(ev: Event, relevance: float, status: str, query: Query, timeline: Timeline,
-         at: datetime, w: Weights, access: Mapping[str, Any]) -> Hit:
+def _hit(ev: Event, relevance: float, status: str, timeline: Timeline, at: datetime, w: Weights,
+         access: Mapping[str, Any]) -> Hit:
     acc = access.get(ev.id)
     rec = recency(ev.timestamp, getattr(acc, "last_accessed", None), at, w.recency_lambda)
     imp = importance_of(ev, w)
@@ -251,7 +365,7 @@ def _hit(ev: Event, relevance: float, status: str, query: Query, timeline: Timel
     return Hit(
         id=ev.id, type=ev.type, timestamp=ev.timestamp, file=ev.file, line=ev.line,
         end_line=ev.end_line, score=score, relevance=relevance, importance=imp, recency=rec,
-        confidence=conf, snippet=snippet(ev.content or ev.title, query.all_terms), tags=ev.tags,
+        confidence=conf, snippet="", tags=ev.tags,
         status=status, superseded_by=timeline.superseder_at(ev, at), title=ev.title,
         content=ev.content, kind=ev.kind, event=ev,
     )
@@ -323,41 +437,62 @@ def _best_window(spans: list[tuple[int, int]], width: int, length: int) -> int:
 # ------------------------------------------------------------------------------ in memory
 
 
-def bm25_scores(events: list[Event], query: Query, w: Weights) -> dict[int, float]:
-    """BM25 of `events` for `query` (index in list -> score) as the FTS5 backend computes it.
+def bm25_scores(events: list[Event], query: Query, w: Weights, plan: Plan = EXHAUSTIVE) -> dict[int, float]:
+    """BM25 of `events` for `query` (index in list -> score) as the FTS5 backend computes it,
+    for the entries `plan` admits."""
+    return _bm25(_analysed(events), query, w, plan)
 
-    Same phrase list as its MATCH expression (required phrases once on the entry's own
+
+def _analysed(events: list[Event]) -> list[list[list[str]]]:
+    return [[analyze(text) for text in field_texts(ev, ctx)]
+            for ev, ctx in zip(events, _contexts_by_position(events), strict=True)]
+
+
+def _doc_freqs(columns: list[list[list[str]]], terms: Iterable[str]) -> dict[str, int]:
+    wanted = set(terms)
+    counts = dict.fromkeys(wanted, 0)
+    for cols in columns:
+        for t in wanted.intersection([t for c in cols for t in c]):
+            counts[t] += 1
+    return counts
+
+
+def _bm25(columns: list[list[list[str]]], query: Query, w: Weights, plan: Plan) -> dict[int, float]:
+    """Same phrase list as the FTS5 MATCH expression (required phrases once on the entry's own
     fields and once anywhere, then terms and compounds), FTS5's bm25(): per phrase the
-    column-weighted frequency, document length over all columns, IDF
-    log((N - n + 0.5) / (n + 0.5)) floored at 1e-6."""
+    column-weighted frequency, document length over all columns, IDF log((N - n + 0.5) /
+    (n + 0.5)) floored at 1e-6 (N and n over all entries). Only the entries `plan` admits are
+    scored, as the sqlite backend's planned query does."""
     scored = ([(p, True) for p in query.phrases] + [(p, False) for p in query.phrases]
               + [((t,), False) for t in query.terms] + [(c, False) for c in query.compounds])
     if not scored:
         return {}
-    columns = [[analyze(text) for text in field_texts(ev, ctx)]
-               for ev, ctx in zip(events, _contexts_by_position(events), strict=True)]
     own = [i for i, name in enumerate(FIELDS) if name != "context"]
+    every = range(len(FIELDS))
     freqs: list[list[float]] = []
     hits = [0] * len(scored)
     lengths = []
     for cols in columns:
         row = []
         for k, (phrase, own_only) in enumerate(scored):
-            counts = [(i, _count_phrase(cols[i], phrase)) for i in (own if own_only else range(len(cols)))]
+            counts = [(i, _count_phrase(cols[i], phrase)) for i in (own if own_only else every)]
             if any(c for _, c in counts):
                 hits[k] += 1
             row.append(sum(w.field_weights[i] * c for i, c in counts))
         freqs.append(row)
         lengths.append(sum(len(c) for c in cols))
-    n = len(events)
+    n = len(columns)
     avg = (sum(lengths) / n) if n else 1.0
     idf = [max(math.log((n - h + 0.5) / (h + 0.5)), 1e-6) for h in hits]
     n_required = len(query.phrases)
     out: dict[int, float] = {}
     for d, row in enumerate(freqs):
-        matched = all(_count_phrase_any(columns[d], own, p) for p in query.phrases)
-        if not matched or not any(_count_phrase_any(columns[d], range(len(FIELDS)), ph)
-                                  for ph, _ in scored[n_required:]):
+        cols = columns[d]
+        matched = all(_count_phrase_any(cols, own, p) for p in query.phrases)
+        if not matched or not any(_count_phrase_any(cols, every, ph) for ph, _ in scored[n_required:]):
+            continue
+        if not plan.admits(lambda t, cols=cols: _count_phrase_any(cols, every, (t,)),
+                           any(_count_phrase_any(cols, every, c) for c in query.compounds)):
             continue
         norm = w.k1 * (1 - w.b + w.b * lengths[d] / (avg or 1.0))
         out[d] = sum(idf[k] * f * (w.k1 + 1) / (f + norm) for k, f in enumerate(row) if f > 0)
@@ -405,14 +540,21 @@ def rank_events(
     """Rank in-memory events for `query` as search does, as of `at` (now by default).
 
     `events` are the entries to search (e.g. those written by T); `timeline` answers status
-    and confidence at `at`. Filters and `type:`/`tag:` in the query work as in search.
+    and confidence at `at`. Filters and `type:`/`tag:` in the query work as in search, and so
+    does the common-terms cutoff (over these entries' word frequencies).
     """
     q = parse_query(query) if isinstance(query, str) else query
     when = at or datetime.now(UTC)
     w = Weights.from_config(config or timeline.config)
     pool = list(events)
     keep = make_filter([*types, *q.types], [*tags, *q.tags], since, until)
-    scores = bm25_scores(pool, q, w)
-    cands = [(pool[i], s) for i, s in scores.items()]
-    return rank_candidates(cands, q, timeline, when, w, access=access, include_all=include_all,
-                           keep=keep, limit=limit)
+    columns = _analysed(pool)
+    plan = plan_query(q, _doc_freqs(columns, q.terms), len(pool), w.score_limit)
+    while True:  # as Index.search: when the selected entries give too few hits, score them all
+        scores = _bm25(columns, q, w, plan)
+        cands = [(pool[i], s) for i, s in scores.items()]
+        hits = rank_candidates(cands, q, timeline, when, w, access=access, include_all=include_all,
+                               keep=keep, limit=limit)
+        if len(hits) >= limit or plan.exhaustive:
+            return hits
+        plan = EXHAUSTIVE

@@ -20,10 +20,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-ANALYZER_VERSION = 1
+ANALYZER_VERSION = 2
 
 # A word: letters/digits, with inner apostrophes kept so "o'brien" and "don't" stay whole.
 WORD_RE = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")
+PART_RE = re.compile(r"[^\W_]+")
 APOSTROPHES = str.maketrans("", "", "'\u2019")
 CJK_RE = re.compile(
     "[\u2e80-\u2fdf\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31ff\u3400-\u4dbf"
@@ -60,6 +61,7 @@ def fold(word: str) -> str:
         word = word.translate(APOSTROPHES)
     if not word.isascii():
         word = "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+        word = word.casefold()  # NFKD can give capitals back: "ᴬ" and "𝐀" are "A"
     return word
 
 
@@ -71,21 +73,24 @@ def _bigrams(run: str) -> list[str]:
 
 @lru_cache(maxsize=262144)
 def word_terms(word: str) -> tuple[str, ...]:
-    """The index terms of one word as written (cached: vocabularies are small)."""
+    """The index terms of one word as written (cached: vocabularies are small).
+
+    Every character of a term is a letter or digit: folding can leave others (NFKD turns
+    "⑴" into "(1)"), and the word is split there, so the sqlite backend's tokenizer, which
+    splits on anything else, sees exactly these terms."""
     folded = fold(word)
-    if not folded:
-        return ()
-    if folded.isascii() or not CJK_RE.search(folded):
+    if folded.isalnum() and (folded.isascii() or not CJK_RE.search(folded)):
         return (stem(folded),)
     out: list[str] = []
-    pos = 0
-    for m in CJK_RE.finditer(folded):
-        if m.start() > pos:
-            out.append(stem(folded[pos : m.start()]))
-        out.extend(_bigrams(m.group()))
-        pos = m.end()
-    if pos < len(folded):
-        out.append(stem(folded[pos:]))
+    for part in PART_RE.findall(folded):
+        pos = 0
+        for m in CJK_RE.finditer(part):
+            if m.start() > pos:
+                out.append(stem(part[pos : m.start()]))
+            out.extend(_bigrams(m.group()))
+            pos = m.end()
+        if pos < len(part):
+            out.append(stem(part[pos:]))
     return tuple(t for t in out if t)
 
 

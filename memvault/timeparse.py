@@ -15,6 +15,7 @@ AGO_RE = re.compile(
     r"^(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>s|sec|secs|seconds?|m|min|mins|minutes?|h|hrs?|hours?|"
     r"d|days?|w|wks?|weeks?|months?|y|years?)\s+ago$"
 )
+DAYS_AGO_AT_RE = re.compile(r"^(?P<n>\d+)\s*(?P<unit>d|days?|w|wks?|weeks?)\s+ago\s+(?:at\s+)?(?P<clock>.+)$")
 CLOCK_RE = re.compile(r"^(?P<h>\d{1,2})(?::(?P<m>\d{2}))?(?::(?P<s>\d{2}))?\s*(?P<ampm>am|pm)?$")
 UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "mo": 30 * 86400, "y": 365 * 86400}
 DAY_WORDS = {"today": 0, "yesterday": -1, "tomorrow": 1}
@@ -61,6 +62,13 @@ def parse_time(text: str, tz: tzinfo, now: datetime | None = None, *, day_end: b
     m = AGO_RE.match(text)
     if m:
         return now - timedelta(seconds=float(m["n"]) * _unit(m["unit"]))
+    m = DAYS_AGO_AT_RE.match(text)
+    if m:  # "3 days ago 14:30": a time of day on that calendar day, like "yesterday 9am"
+        clock = parse_clock(m["clock"])
+        if clock is None:
+            raise InputError(f"cannot read the time of day in {raw!r}")
+        days = int(m["n"]) * (7 if m["unit"].startswith("w") else 1)
+        return datetime.combine(now.date() - timedelta(days=days), clock, tz)
     word, _, rest = text.partition(" ")
     if word in DAY_WORDS:
         day = now.date() + timedelta(days=DAY_WORDS[word])
@@ -78,7 +86,7 @@ def parse_time(text: str, tz: tzinfo, now: datetime | None = None, *, day_end: b
         return iso
     raise InputError(
         f"cannot read the time {raw!r}; use an ISO date or time (2026-02-21, 2026-02-21 09:15, "
-        "2026-02-21T09:15+01:00), 'now', 'yesterday 9am', '3 days ago' or '14:30'"
+        "2026-02-21T09:15+01:00), 'now', 'yesterday 9am', '3 days ago', '3 days ago 14:30' or '14:30'"
     )
 
 

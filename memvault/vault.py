@@ -102,6 +102,19 @@ def parse_path(root: Path, relpath: str, config: Config) -> ParsedFile:
     return parsed
 
 
+def new_log_path(day_iso: str, example: str | None) -> str:
+    """Where a new daily log goes: beside the layout of `example`, an existing log's path."""
+    year, month = day_iso[:4], day_iso[5:7]
+    if example:
+        parts = example.split("/")
+        ex_year, ex_month = parts[-1][:4], parts[-1][5:7]
+        if parts[1:-1] == [ex_year, ex_month]:
+            return f"{LOG_DIR}/{year}/{month}/{day_iso}.md"
+        if parts[1:-1] == [ex_year]:
+            return f"{LOG_DIR}/{year}/{day_iso}.md"
+    return f"{LOG_DIR}/{day_iso}.md"
+
+
 def duplicate_dates(files: dict[str, ParsedFile]) -> list[Problem]:
     seen: dict[str, str] = {}
     out: list[Problem] = []
@@ -163,12 +176,17 @@ class Vault:
         return sorted(found, key=lambda p: (p.path, p.line))
 
     def log_path_for(self, day_iso: str) -> Path:
-        """The existing daily log for a date (in any subfolder), else memory/DATE.md."""
+        """The existing daily log for a date (in any subfolder), else a new one laid out like
+        the latest existing log: `memory/DATE.md`, `memory/YYYY/DATE.md` or `memory/YYYY/MM/DATE.md`."""
         name = f"{day_iso}.md"
+        latest: tuple[str, str] | None = None
         for rel in self.paths():
-            if rel.rsplit("/", 1)[-1] == name and log_date(name):
+            base = rel.rsplit("/", 1)[-1]
+            if base == name and log_date(name):
                 return self.root / rel
-        return self.root / LOG_DIR / name
+            if log_date(base) and (latest is None or base > latest[0]):
+                latest = (base, rel)
+        return self.root / new_log_path(day_iso, latest[1] if latest else None)
 
     # -- queries -----------------------------------------------------------------------
 
@@ -192,7 +210,9 @@ class Vault:
         include_all: bool = False,
         at: datetime | None = None,
     ) -> list[Event]:
-        """Entries filtered by type, time window and tag; live ones unless `include_all`."""
+        """Entries filtered by type, time window and tag; live ones (as of `at`, default now)
+        unless `include_all`."""
+        when = at or self.now()
         tl = self.timeline
         wanted_types = {t.lower() for t in types}
         wanted_tags = {t.lower().lstrip("#") for t in tags}
@@ -206,13 +226,14 @@ class Vault:
                 continue
             if until is not None and (ev.timestamp is None or ev.timestamp > until):
                 continue
-            if not include_all and tl.status(ev, at) != "live":
+            if not include_all and tl.status(ev, when) != "live":
                 continue
             out.append(ev)
         return out
 
     def as_dict(self, event: Event, at: datetime | None = None) -> dict[str, Any]:
-        return self.timeline.to_dict(event, at)
+        """The entry's JSON shape as of `at` (default now: a future-dated entry is `future`)."""
+        return self.timeline.to_dict(event, at or self.now())
 
     # -- time travel (memvault/history.py; T may be a datetime, a time string or a git revision)
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
-import subprocess
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -13,11 +13,13 @@ from .config import CONFIG_NAME, local_zone_name
 from .errors import InputError, MemvaultError, NotFoundError
 from .fsio import atomic_write, decode_text, locked
 from .model import Event
-from .parse import H2_RE, parse_log
+from .parse import H2_RE, META_RE, parse_log
 from .render import render_entry
 from .vault import LOG_DIR, Vault
 
 TEMPLATE = Path(__file__).resolve().parent / "vault_template"
+BOM = b"\xef\xbb\xbf"
+OPTION_KEYS = ("id", "supersedes", "reconfirms", "confidence", "tags", "source", "importance", "scope", "expires")
 
 
 def init_vault(target: Path, *, timezone: str | None = None, git: bool = True) -> Path:
@@ -45,29 +47,57 @@ def init_vault(target: Path, *, timezone: str | None = None, git: bool = True) -
 
 
 def _git_init(target: Path) -> None:
-    def run(*args: str) -> None:
-        proc = subprocess.run(["git", *args], cwd=target, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise MemvaultError(f"git {' '.join(args)} failed in {target}: {proc.stderr.strip()}")
+    """`git init`, add everything, first commit (GitPython; not a hot path)."""
+    import git
 
-    if not (target / ".git").exists():
-        run("init", "-q")
-    run("add", "-A")
-    env_ok = subprocess.run(["git", "config", "user.email"], cwd=target, capture_output=True).returncode == 0
-    ident = [] if env_ok else ["-c", "user.name=memvault", "-c", "user.email=memvault@localhost"]
-    run(*ident, "commit", "-q", "--no-verify", "-m", "memvault: new vault")
+    try:
+        try:
+            outer = git.Repo(target, search_parent_directories=True)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            outer = None
+        if outer is not None and outer.working_tree_dir and Path(outer.working_tree_dir).resolve() != target:
+            # Inside an existing repository: no nested one; commit just the vault's files there.
+            outer.git.add("--", str(target))
+            outer.git.commit("-q", "--no-verify", "-m", f"memvault: new vault in {target.name}", "--", str(target))
+            return
+        repo = git.Repo.init(target)
+        repo.git.add("-A")
+        ident = {}
+        if not repo.git.config("user.email", with_exceptions=False) and "GIT_AUTHOR_EMAIL" not in os.environ:
+            ident = {"GIT_AUTHOR_NAME": "memvault", "GIT_AUTHOR_EMAIL": "memvault@localhost",
+                     "GIT_COMMITTER_NAME": "memvault", "GIT_COMMITTER_EMAIL": "memvault@localhost"}
+        with repo.git.custom_environment(**ident):
+            repo.git.commit("-q", "--no-verify", "-m", "memvault: new vault")
+    except (git.GitCommandError, git.GitError) as exc:
+        raise MemvaultError(f"git failed in {target}: {exc}") from None
 
 
 def _check_text(text: str) -> str:
     body = text.strip("\n")
     if not body.strip():
         raise InputError("nothing to log: the entry text is empty")
-    for n, line in enumerate(body.split("\n"), 1):
+    lines = body.split("\n")
+    for n, line in enumerate(lines, 1):
         if H2_RE.match(line) or re.match(r"^#\s", line):
             raise InputError(
                 f"line {n} of the text is a '#'/'##' heading, which would end the entry; use '###' for subheadings"
             )
+    last = lines[-1]
+    meta = META_RE.match(last)
+    if meta:  # it would be read back as metadata, not as the text that was logged
+        key = meta["key"].lower()
+        hint = f"use --{key}" if key in OPTION_KEYS else "reword it"
+        raise InputError(f"the text's last line {last!r} would be read as the entry's {key.title()}: metadata; {hint}")
     return body
+
+
+def _check_id(vault: Vault, entry_id: str) -> None:
+    """An explicit id is one token that no other entry has: `check` would reject anything else."""
+    if not entry_id.strip() or any(c.isspace() for c in entry_id):
+        raise InputError(f"--id {entry_id!r}: an id is a single token without spaces")
+    clash = vault.timeline.by_id.get(entry_id)
+    if clash is not None:
+        raise InputError(f"id {entry_id!r} is already used by {clash.file}:{clash.line}; pick another")
 
 
 def log_entry(
@@ -83,6 +113,7 @@ def log_entry(
     tags: tuple[str, ...] = (),
     source: str | None = None,
     scope: str | None = None,
+    expires: datetime | None = None,
     entry_id: str | None = None,
     check_refs: bool = True,
 ) -> Event:
@@ -93,14 +124,16 @@ def log_entry(
     if confidence is not None and not 0 <= confidence <= 1:
         raise InputError(f"confidence must be between 0 and 1, got {confidence}")
     body = _check_text(text)
+    if entry_id is not None:
+        _check_id(vault, entry_id)
     when = (at or vault.now()).astimezone(vault.config.tz).replace(microsecond=0)
-    refs = ([supersedes] if supersedes else []) + list(reconfirms)
-    if check_refs and refs:
-        _check_refs(vault, refs)
+    if check_refs and (supersedes or reconfirms):
+        supersedes = _pin_ref(vault, supersedes) if supersedes else None
+        reconfirms = tuple(_pin_ref(vault, ref) for ref in reconfirms)
     draft = Event(
         id=entry_id or "", type=etype, timestamp=when, content=body, file="", line=0, end_line=0,
         confidence0=1.0 if confidence is None else confidence, importance=importance,
-        tags=tuple(t.lower().lstrip("#") for t in tags if t.strip()), source=source, scope=scope,
+        tags=tuple(t.lower().lstrip("#") for t in tags if t.strip()), source=source, scope=scope, expires=expires,
         supersedes=supersedes, reconfirms=tuple(reconfirms), explicit_id=entry_id is not None,
     )
     from .secretscan import refuse_secrets
@@ -109,9 +142,13 @@ def log_entry(
     path = vault.log_path_for(when.date().isoformat())
     rel = path.relative_to(vault.root).as_posix()
     with locked(vault.lock_path, what=rel):
-        old = decode_text(path.read_bytes())[0] if path.exists() else ""
+        raw = path.read_bytes() if path.exists() else b""
+        old, notes = decode_text(raw)
+        if notes:
+            raise MemvaultError(f"{rel}:{notes[0][0]}: {notes[0][1]}; logging would rewrite those bytes, "
+                                "so fix the file first (memvault check lists it)")
         new_text, line = insert_entry(old, draft, rel, vault)
-        atomic_write(path, new_text)
+        atomic_write(path, _same_encoding(new_text, raw))
     parsed = parse_log(new_text, rel, vault.config)
     for ev in parsed.events:
         if ev.line == line:
@@ -119,8 +156,14 @@ def log_entry(
     raise MemvaultError(f"{rel}: the new entry at line {line} did not parse back; please report this")  # pragma: no cover
 
 
+def _same_encoding(text: str, raw: bytes) -> bytes:
+    """`text` with the line endings and BOM the file had: a log entry must not rewrite every line."""
+    data = text.replace("\n", "\r\n") if b"\r\n" in raw else text
+    return (BOM if raw.startswith(BOM) else b"") + data.encode("utf-8")
+
+
 def insert_entry(old: str, event: Event, rel: str, vault: Vault) -> tuple[str, int]:
-    """The file text with `event` inserted after every entry at or before its time.
+    """The file text with `event` inserted after every entry at or before its minute.
 
     Returns the new text and the 1-based line of the new heading.
     """
@@ -131,7 +174,10 @@ def insert_entry(old: str, event: Event, rel: str, vault: Vault) -> tuple[str, i
         return text, 3
     lines = old.split("\n")
     parsed = parse_log(old, rel, vault.config)
-    later = [e for e in parsed.events if e.timestamp and e.timestamp > event.timestamp]  # type: ignore[operator]
+    # By the minute: going in front of an entry of the same minute (10:00:30 before 10:00:45) would
+    # renumber its default id (…T10:00 -> …T10:00-2), and references to it would move to the new one.
+    minute = _minute(event.timestamp)  # type: ignore[arg-type]
+    later = [e for e in parsed.events if e.timestamp and _minute(e.timestamp) > minute]
     if later:
         at = later[0].line - 1
         new_lines = lines[:at] + block.rstrip("\n").split("\n") + [""] + lines[at:]
@@ -141,15 +187,25 @@ def insert_entry(old: str, event: Event, rel: str, vault: Vault) -> tuple[str, i
     return text, head.count("\n") + 3
 
 
-def _check_refs(vault: Vault, refs: list[str]) -> None:
-    index = vault.timeline.index
-    for ref in refs:
-        res = index.resolve(ref)
-        if res.ok:
-            continue
-        if res.candidates:
-            raise InputError(f"reference {ref!r} is ambiguous; candidates: {', '.join(res.candidates)}")
+def _minute(when: datetime) -> datetime:
+    return when.replace(second=0, microsecond=0)
+
+
+def _pin_ref(vault: Vault, ref: str) -> str:
+    """Check a reference resolves now; a description is written as the id it resolves to.
+
+    A description is matched against the entries that exist when it is read, so a later
+    backfill could change what it means; the id cannot change.
+    """
+    res = vault.timeline.index.resolve(ref)
+    if res.candidates:
+        raise InputError(f"reference {ref!r} is ambiguous; candidates: {', '.join(res.candidates)}")
+    if not res.ok:
         raise NotFoundError(f"reference {ref!r} does not resolve: {res.reason}")
+    literal = ref.strip()
+    if literal == res.target or literal.startswith(("[[", "![[", "^")):
+        return literal
+    return res.target  # type: ignore[return-value]
 
 
 def with_id(event: Event, new_id: str) -> Event:

@@ -153,3 +153,60 @@ def test_demo_builds_a_committed_story_and_tours_it(runner, tmp_path):
     assert git(target, "log", "--format=%s").count("memvault: log") == 4
     assert "$ memvault list" in result.output and "$ memvault check" in result.output
     assert "Error" not in result.output
+
+
+def test_log_pins_a_described_reference_to_the_id_it_resolves_to(runner, sample_vault):
+    result = runner.invoke(cli, ["log", "--at", "2026-02-22 10:00", "--type", "correction",
+                                 "--supersedes", "belief about dark mode from 2026-02-14", "light mode now"])
+    assert result.exit_code == 0, result.output
+    text = (sample_vault / "memory" / "2026-02-22.md").read_text()
+    assert "Supersedes: 2026-02-14T15:00" in text
+    linked = runner.invoke(cli, ["log", "--at", "2026-02-22 11:00", "--type", "correction",
+                                 "--supersedes", "[[2026-02-14#10:00 - Observation]]", "not colours"])
+    assert linked.exit_code == 0, linked.output
+    assert "Supersedes: [[2026-02-14#10:00 - Observation]]" in (sample_vault / "memory" / "2026-02-22.md").read_text()
+
+
+def test_new_daily_logs_follow_the_vault_layout():
+    from memvault.vault import new_log_path
+
+    assert new_log_path("2026-03-05", None) == "memory/2026-03-05.md"
+    assert new_log_path("2026-03-05", "memory/2026-03-04.md") == "memory/2026-03-05.md"
+    assert new_log_path("2027-01-01", "memory/2026/2026-12-31.md") == "memory/2027/2027-01-01.md"
+    assert new_log_path("2026-04-01", "memory/2026/03/2026-03-31.md") == "memory/2026/04/2026-04-01.md"
+    assert new_log_path("2026-04-01", "memory/notes/2026-03-31.md") == "memory/2026-04-01.md"
+
+
+def test_log_into_a_nested_layout(runner, vault_dir):
+    from .conftest import copy_vault
+
+    copy_vault("obsidian", vault_dir)
+    result = runner.invoke(cli, ["log", "--at", "2026-04-02 09:00", "nested"])
+    assert result.exit_code == 0, result.output
+    assert (vault_dir / "memory" / "2026" / "04" / "2026-04-02.md").is_file()
+
+
+def test_log_expires(runner, sample_vault):
+    result = runner.invoke(cli, ["log", "--at", "2026-02-22 10:00", "--expires", "2026-03-01", "--json", "Office closed"])
+    assert result.exit_code == 0, result.output
+    vault = Vault.open(sample_vault)
+    ev = vault.get(json.loads(result.output)["id"])
+    assert ev.expires.isoformat() == "2026-03-01T00:00:00+01:00"
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    assert vault.timeline.status(ev, datetime(2026, 3, 1, tzinfo=ZoneInfo("Europe/Berlin"))) == "expired"
+
+
+def test_init_inside_an_existing_repository_does_not_nest_one(runner, tmp_path):
+    outer = tmp_path / "notes"
+    outer.mkdir()
+    git(outer, "init", "-q")
+    (outer / "todo.txt").write_text("mine\n")
+    git(outer, "add", "todo.txt")  # the person's own staged change stays staged
+    result = runner.invoke(cli, ["init", str(outer / "vault"), "--no-hook"])
+    assert result.exit_code == 0, result.output
+    assert not (outer / "vault" / ".git").exists()
+    committed = git(outer, "show", "--name-only", "--format=", "HEAD").split()
+    assert "vault/memvault.toml" in committed and "todo.txt" not in committed
+    assert "A  todo.txt" in git(outer, "status", "--porcelain")

@@ -199,3 +199,11 @@ def test_an_unclosed_code_block_is_refused(vault_dir, runner):
     result = runner.invoke(cli, ["curate", "--dry-run", "--at", "2026-02-22"])
     assert result.exit_code == 1
     assert "MEMORY.md:3: this code block is never closed" in result.output
+
+
+def test_with_replies_must_be_inline_markdown():
+    from memvault.curate_with import inline_markdown
+
+    assert inline_markdown("Prefers **light** mode, see `docs`")
+    for block in ("# Heading", "- nested list", "> quote", "1. item", "---", "```"):
+        assert not inline_markdown(block), block

@@ -101,6 +101,7 @@ def check(index, root: Path) -> None:
     assert index.events() == events
     assert index.edges() == (sup, rec)
     check_text(index)
+    check_terms(index)
 
 
 def check_text(index) -> None:
@@ -111,6 +112,14 @@ def check_text(index) -> None:
         q = parse_query(word)
         found = {r for r, _ in engine.search(q, 10**6)}
         assert found == {r for r, fields in docs if q.terms[0] in " ".join(fields).split()}
+
+
+def check_terms(index) -> None:
+    """The document frequencies search plans with stay those of the indexed documents."""
+    conn, _ = index._open()
+    docs = docs_by_file(store.load_events(conn))
+    expected = {t: n for t, n in store.count_terms(docs).items() if n}
+    assert dict(conn.execute("SELECT term, docs FROM terms").fetchall()) == expected
 
 
 def fast(n: int) -> settings:

@@ -95,3 +95,43 @@ def test_bad_input_is_reported(vault_dir, runner):
     assert result.exit_code == 2 and "cannot read the time" in result.output
     (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n[index]\nbackend = "nope"\n')
     assert "unknown index backend 'nope'" in runner.invoke(cli, ["index"]).output
+
+
+def test_neighbour_only_hits_are_marked_and_not_counted_as_recalled(runner, vault_dir):
+    from memvault import access
+    from memvault.cli import cli
+
+    (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n')
+    (vault_dir / "memory").mkdir()
+    (vault_dir / "memory" / "2026-11-29.md").write_text(
+        "# 2026-11-29\n\n## 10:00 - Decision\nSwitch Atlas to SQLite\n\n## 10:05 - Observation\nThe coffee machine is broken\n")
+    result = runner.invoke(cli, ["search", "SQLite", "--json"])
+    assert result.exit_code == 0, result.output
+    hits = {h["id"]: h for h in json.loads(result.output)}
+    assert hits["2026-11-29T10:00"]["matched"] is True
+    if "2026-11-29T10:05" in hits:
+        assert hits["2026-11-29T10:05"]["matched"] is False
+    assert set(access.stats(vault_dir)) == {"2026-11-29T10:00"}
+    # a hit carries the entry's full JSON shape, as list/show print it
+    listed = {d["id"]: d for d in json.loads(runner.invoke(cli, ["list", "--json"]).output)}
+    for key in ("confidence_0", "supersedes", "source", "links", "expires", "status"):
+        assert hits["2026-11-29T10:00"][key] == listed["2026-11-29T10:00"][key]
+
+
+def test_search_with_an_unknown_type_is_a_usage_error(runner, vault_dir):
+    from memvault.cli import cli
+
+    (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n')
+    result = runner.invoke(cli, ["search", "ci", "--type", "beliefs"])
+    assert result.exit_code == 2 and "no such type" in result.output
+
+
+def test_bad_search_settings_name_the_key(runner, vault_dir):
+    from memvault.cli import cli
+
+    (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n[search]\nrelevance = "high"\n')
+    result = runner.invoke(cli, ["search", "x"])
+    assert result.exit_code == 1 and "[search] relevance = 'high' is not a number" in result.output
+    (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n[index]\nbackend = "elastic"\n')
+    result = runner.invoke(cli, ["search", "x"])
+    assert result.exit_code == 1 and "[index] backend in" in result.output and "elastic" in result.output

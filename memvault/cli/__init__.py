@@ -11,7 +11,7 @@ import importlib
 
 from ._common import MemvaultGroup, cli
 
-COMMAND_MODULES = ("core", "curate", "search", "history")
+COMMAND_MODULES = ("core", "curate", "search", "history", "check", "watch")
 
 for _name in COMMAND_MODULES:
     importlib.import_module(f"{__name__}.{_name}")

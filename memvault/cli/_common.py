@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -13,16 +15,43 @@ import click
 from ..errors import InputError, MemvaultError
 
 
-class MemvaultGroup(click.Group):
-    """Turns library errors into click errors: bad input exits 2, other failures exit 1."""
+@contextmanager
+def mapped_errors(ctx: click.Context) -> Iterator[None]:
+    """Library errors become click errors: bad input exits 2, other failures exit 1.
+
+    An OS error (a read-only disk, a permission, `.memvault` that is a file) is a failure
+    named by its path, not a traceback. A closed stdout is left to click.
+    """
+    try:
+        yield
+    except InputError as exc:
+        raise click.UsageError(str(exc), ctx) from None
+    except MemvaultError as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        if exc.errno == errno.EPIPE:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        raise click.ClickException(f"{where}{exc.strerror or exc}") from None
+
+
+class MemvaultCommand(click.Command):
+    """A command whose usage errors show its own usage line (`memvault log ...`)."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
+        with mapped_errors(ctx):
             return super().invoke(ctx)
-        except InputError as exc:
-            raise click.UsageError(str(exc), ctx) from None
-        except MemvaultError as exc:
-            raise click.ClickException(str(exc)) from None
+
+
+class MemvaultGroup(click.Group):
+    """The group; its commands and sub-groups map errors like `MemvaultCommand`."""
+
+    command_class = MemvaultCommand
+    group_class = type  # sub-groups (`hook`) are MemvaultGroups too
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with mapped_errors(ctx):
+            return super().invoke(ctx)
 
 
 @click.group(cls=MemvaultGroup, context_settings={"help_option_names": ["-h", "--help"]})

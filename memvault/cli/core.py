@@ -1,7 +1,8 @@
-"""Core commands: init, log, show, list, check."""
+"""Core commands: init, log, show, list, demo (check and hook live in check.py)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -15,12 +16,18 @@ TYPE_HELP = "Observation, belief, decision, correction or a type from [vault] ex
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
 @click.option("--timezone", help="IANA zone for times without one. Default: this machine's zone.")
 @click.option("--no-git", is_flag=True, help="Do not create a git repository.")
-def init(directory: str, timezone: str | None, no_git: bool) -> None:
-    """Create a new vault in DIRECTORY from the template (with git and a first commit)."""
+@click.option("--hook/--no-hook", default=True, show_default=True,
+              help="Install the git pre-commit hook that runs `memvault check --staged`.")
+def init(directory: str, timezone: str | None, no_git: bool, hook: bool) -> None:
+    """Create a new vault in DIRECTORY from the template (with git, a first commit and the hook)."""
     from ..write import init_vault
 
     root = init_vault(Path(directory), timezone=timezone, git=not no_git)
     click.echo(f"created vault in {root}")
+    if hook and not no_git:
+        from ..githook import install
+
+        click.echo(install(root).describe() + " (remove: memvault hook install --uninstall)")
     click.echo(f"next: memvault --vault {root} log \"something worth remembering\"")
 
 
@@ -35,11 +42,15 @@ def init(directory: str, timezone: str | None, no_git: bool) -> None:
 @click.option("--tags", default="", help="Comma-separated tags.")
 @click.option("--source", help="user, a URL or a session id.")
 @click.option("--scope", help="global, a domain, or project:<name>.")
+@click.option("--expires", help="When it stops being true: a date (expires as that day starts) or a date and time.")
 @click.option("--id", "entry_id", help="Explicit id instead of the date-and-time one.")
 @json_option
 @click.pass_context
-def log(ctx, text, etype, at, supersedes, reconfirms, confidence, importance, tags, source, scope, entry_id, as_json):
-    """Append an entry to today's (or --at's) daily log and print its id."""
+def log(ctx, text, etype, at, supersedes, reconfirms, confidence, importance, tags, source, scope, expires, entry_id, as_json):
+    """Append an entry to today's (or --at's) daily log and print its id.
+
+    TEXT '-' reads the text from stdin (multi-line text without shell quoting).
+    """
     from ..errors import InputError
     from ..parse import parse_importance
     from ..write import log_entry
@@ -50,10 +61,11 @@ def log(ctx, text, etype, at, supersedes, reconfirms, confidence, importance, ta
         imp = parse_importance(importance)
         if imp is None:
             raise InputError(f"--importance {importance!r}: use high, medium, low or a number 0-1")
+    body = sys.stdin.read() if text == ("-",) else " ".join(text)
     event = log_entry(
-        vault, " ".join(text), type=etype, at=parse_when(vault, at), supersedes=supersedes,
+        vault, body, type=etype, at=parse_when(vault, at), supersedes=supersedes,
         reconfirms=tuple(reconfirms), confidence=confidence, importance=imp,
-        tags=tuple(t.strip() for t in tags.split(",") if t.strip()), source=source, scope=scope,
+        tags=tuple(t.strip() for t in tags.split(",") if t.strip()), source=source, scope=scope, expires=parse_when(vault, expires),
         entry_id=entry_id,
     )
     emit({"id": event.id, "file": event.file, "line": event.line}, as_json, lambda d: d["id"])
@@ -66,7 +78,7 @@ def log(ctx, text, etype, at, supersedes, reconfirms, confidence, importance, ta
 def show(ctx, event_id: str, as_json: bool) -> None:
     """Show one entry with its metadata and supersession links."""
     vault = open_vault(ctx)
-    data = vault.as_dict(vault.get(event_id))
+    data = vault.as_dict(vault.get(event_id), vault.now())
     emit(data, as_json, _show_text)
 
 
@@ -74,6 +86,8 @@ def _show_text(d: dict) -> str:
     lines = [f"{d['id']}  {d['type']}  {d['timestamp'] or 'undated'}  [{d['status']}]", ""]
     lines += [d["content"], ""]
     lines.append(f"confidence {d['confidence']:.2f} (from {d['confidence_0']:g})")
+    if d["importance"] is not None:
+        lines.append(f"importance {d['importance']:g}")
     for key in ("supersedes", "superseded_by", "source", "scope", "expires", "category", "updated", "previous"):
         if d.get(key):
             lines.append(f"{key.replace('_', ' ')}: {d[key]}")
@@ -96,11 +110,23 @@ def _show_text(d: dict) -> str:
 def list_cmd(ctx, types, since, until, tags, include_all, as_json) -> None:
     """List live entries, oldest first."""
     vault = open_vault(ctx)
+    _check_types(vault, types)
+    now = vault.now()  # live as of now, like search and `asof now`: a future-dated entry is not yet
     events = vault.entries(
         types=types, since=parse_when(vault, since), until=parse_when(vault, until, day_end=True),
-        tags=tags, include_all=include_all,
+        tags=tags, include_all=include_all, at=now,
     )
-    emit([vault.as_dict(e) for e in events], as_json, _list_text)
+    emit([vault.as_dict(e, now) for e in events], as_json, _list_text)
+
+
+def _check_types(vault, types: tuple[str, ...]) -> None:
+    """`--type beliefs` listed nothing, silently: name the types there are instead."""
+    from ..errors import InputError
+
+    known = set(vault.config.types) | {e.type for e in vault.events}
+    unknown = [t for t in types if t.lower() not in known]
+    if unknown:
+        raise InputError(f"--type {unknown[0]!r}: no such type; known: {', '.join(sorted(known))}")
 
 
 def _list_text(items: list[dict]) -> str:
@@ -111,26 +137,6 @@ def _list_text(items: list[dict]) -> str:
         rows.append(f"{d['id']:<20} {d['type']:<11} {d['confidence']:.2f}  {short(d['content'], 60)}{status}")
     rows.append(f"{len(items)} entr{'y' if len(items) == 1 else 'ies'}")
     return "\n".join(rows)
-
-
-@cli.command()
-@json_option
-@click.pass_context
-def check(ctx, as_json: bool) -> None:
-    """Report problems in the vault's files as path:line: message; exit 1 on errors."""
-    vault = open_vault(ctx)
-    problems = vault.problems
-    errors = sum(p.severity == "error" for p in problems)
-    emit([p.to_dict() for p in problems], as_json, lambda _: _check_text(problems, errors))
-    if errors:
-        ctx.exit(1)
-
-
-def _check_text(problems, errors: int) -> str:
-    lines = [f"{p.path}:{p.line}:{p.col}: {p.code} {p.severity}: {p.message}" for p in problems]
-    warnings = len(problems) - errors
-    lines.append(f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}")
-    return "\n".join(lines)
 
 
 @cli.command()

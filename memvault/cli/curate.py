@@ -183,7 +183,11 @@ def _edit(p, current: tuple[str, ...]) -> tuple[str, ...] | None:
     from ..errors import InputError
     from ..memdoc import check_edit
 
-    text = click.edit("\n".join(current) + "\n", extension=".md", require_save=False)
+    try:
+        text = click.edit("\n".join(current) + "\n", extension=".md", require_save=False)
+    except click.ClickException as exc:  # no such editor, or it failed: keep reviewing, lose nothing
+        click.echo(f"  not used: {exc.format_message()} (check $EDITOR)")
+        return None
     if text is None:
         return None
     try:

@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
+from datetime import datetime, tzinfo
 from typing import Any
 
 import click
 
 from ._common import cli, emit, json_option, open_vault, short
 
-T_HELP = (
-    "T: ISO date or time (vault zone unless given), a plain date (its end), 'yesterday', "
-    "'3 days ago', or a git revision (HEAD~3, a commit, a tag)."
+T_FORMS = (
+    "ISO date or time (vault zone unless given), a plain date, 'yesterday', '3 days ago', "
+    "'3 days ago 14:30', or a git revision (HEAD~3, a commit, a tag)"
 )
+T_HELP = f"T: {T_FORMS}. A plain date means the end of that day."
 
 
 def _run(ctx: click.Context, call: Any) -> Any:
+    return _run_in(ctx, call)[0]
+
+
+def _run_in(ctx: click.Context, call: Any) -> tuple[Any, tzinfo]:
+    """The library call's answer, and the vault's zone (text output shows times in it)."""
     vault = open_vault(ctx)
     try:
-        return call(vault)
+        return call(vault), vault.config.tz
     finally:
         if "past" in vault.__dict__:
             vault.past.close()
@@ -43,8 +50,10 @@ def _asof_text(items: list[dict]) -> str:
 
 
 @cli.command()
-@click.option("--since", "since", required=True, metavar="T", help="Changes after this time (a plain date: its start). " + T_HELP)
-@click.option("--until", "until", metavar="T2", help="Up to this time (a plain date: its end; default: now and the working tree).")
+@click.option("--since", "since", required=True, metavar="T",
+              help=f"Changes after this time: {T_FORMS}. A plain date means its start.")
+@click.option("--until", "until", metavar="T2",
+              help="Up to this time (same forms; a plain date means its end). Default: now and the working tree.")
 @json_option
 @click.pass_context
 def changes(ctx, since: str, until: str | None, as_json: bool) -> None:
@@ -82,8 +91,17 @@ def _changes_text(data: dict) -> str:
     return "\n".join(out).rstrip("\n")
 
 
-def _was(old: str, new: str) -> str:
-    return f"      was: {short(old, 70)}\n      now: {short(new, 70)}"
+def _was(old: str, new: str, width: int = 70) -> str:
+    """Both versions on one line each, shifted so that where they first differ is visible."""
+    a, b = " ".join(old.split()), " ".join(new.split())
+    same = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    start = same - width // 3 if same > width - 20 else 0
+    start = a.rfind(" ", 0, start) + 1 if start > 0 else 0  # at a word boundary
+
+    def cut(text: str) -> str:
+        return short(("\u2026" + text[start:]) if start else text, width)
+
+    return f"      was: {cut(a)}\n      now: {cut(b)}"
 
 
 @cli.command("history")
@@ -92,11 +110,16 @@ def _was(old: str, new: str) -> str:
 @click.pass_context
 def history_cmd(ctx, event_id: str, as_json: bool) -> None:
     """The supersession chain ID belongs to (what superseded what), and the commits that changed it."""
-    data = _run(ctx, lambda v: v.history(event_id))
-    emit(data, as_json, _history_text)
+    data, tz = _run_in(ctx, lambda v: v.history(event_id))
+    emit(data, as_json, lambda d: _history_text(d, tz))
 
 
-def _history_text(data: dict) -> str:
+def _local(iso: str, tz: tzinfo) -> str:
+    """A commit date (JSON keeps it as git gives it) in the vault's zone, like entry times."""
+    return datetime.fromisoformat(iso).astimezone(tz).isoformat()[:16]
+
+
+def _history_text(data: dict, tz: tzinfo) -> str:
     out = [f"{data['id']}  [{data['status']}]" + (f" superseded by {data['superseded_by']}" if data["superseded_by"] else "")]
     out.append("")
     out.append("Chain (oldest first):")
@@ -108,7 +131,7 @@ def _history_text(data: dict) -> str:
     if commits:
         out += ["", "Commits that changed it:"]
         for c in commits:
-            where = f"{c['date'][:16]} {c['commit'][:10]}" if c["commit"] else "working tree    (uncommitted)"
+            where = f"{_local(c['date'], tz)} {c['commit'][:10]}" if c["commit"] else "working tree    (uncommitted)"
             out.append(f"  {where}  {c['change']:<8} {c['file']}")
             if c["old"] is not None and c["new"] is not None:
                 out.append(_was(c["old"], c["new"]))
@@ -117,14 +140,13 @@ def _history_text(data: dict) -> str:
     return "\n".join(out)
 
 
-@cli.command("diff")
+@cli.command("diff", help="Entries that appeared, changed or went away between T1 and T2 (recorded time), "
+             f"per MEMORY.md section and per daily log.\n\nT1, T2: {T_FORMS}. A plain date means the end of that day.")
 @click.argument("first", metavar="T1")
 @click.argument("second", metavar="T2")
 @json_option
 @click.pass_context
 def diff_cmd(ctx, first: str, second: str, as_json: bool) -> None:
-    """Entries that appeared, changed or went away between T1 and T2 (recorded time),
-    per MEMORY.md section and per daily log."""
     data = _run(ctx, lambda v: v.diff(first, second))
     emit(data, as_json, _diff_text)
 

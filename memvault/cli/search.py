@@ -31,6 +31,12 @@ def search(ctx, query, limit, types, tags, since, until, include_all, backend, a
     from ..index import search_vault
 
     vault = open_vault(ctx)
+    known = vault.config.types
+    for t in types:
+        if t.lower() not in known:
+            from ..errors import InputError
+
+            raise InputError(f"--type {t!r}: no such type; known: {', '.join(known)}")
     hits = search_vault(
         vault, " ".join(query), backend=backend, limit=limit, types=types, tags=tags,
         since=parse_when(vault, since), until=parse_when(vault, until, day_end=True),
@@ -46,7 +52,8 @@ def _hits_text(items: list[dict], color: bool) -> str:
     for i, d in enumerate(items, 1):
         status = "" if d["status"] == "live" else f"  [{d['status']}" + (
             f" by {d['superseded_by']}]" if d["superseded_by"] else "]")
-        head = f"{i:>2}. {d['score']:.3f}  {d['id']}  {d['type']}  {d['location']}{status}"
+        nearby = "" if d.get("matched", True) else "  (found through nearby entries)"
+        head = f"{i:>2}. {d['score']:.3f}  {d['id']}  {d['type']}  {d['location']}{status}{nearby}"
         snippet = d["snippet"]
         if color:
             head = click.style(head, dim=False, bold=False)
@@ -58,12 +65,21 @@ def _hits_text(items: list[dict], color: bool) -> str:
 @cli.command("index")
 @click.option("--rebuild", is_flag=True, help="Rebuild from scratch instead of updating changed files.")
 @click.option("--backend", help=BACKEND_HELP)
+# --wait/--timeout belong to the watcher (issue 4); the work is in memvault/cli/watch.py.
+@click.option("--wait", is_flag=True,
+              help="Return once the index reflects the files as they are now, watcher or not (for scripts).")
+@click.option("--timeout", type=click.FloatRange(0), default=30.0, show_default=True,
+              help="With --wait: give up (exit 1) when the index stays locked this long.")
 @json_option
 @click.pass_context
-def index_cmd(ctx, rebuild: bool, backend: str | None, as_json: bool) -> None:
+def index_cmd(ctx, rebuild: bool, backend: str | None, wait: bool, timeout: float, as_json: bool) -> None:
     """Bring the search index up to date with the Markdown (only changed files are re-read)."""
     from ..index import open_index
 
+    if wait:
+        from .watch import index_wait
+
+        return index_wait(ctx, backend=backend, timeout=timeout, rebuild=rebuild, as_json=as_json)
     vault = open_vault(ctx)
     with open_index(vault, backend) as index, _Progress(is_tty() and not as_json) as progress:
         report = index.rebuild(progress=progress) if rebuild else index.update(progress=progress)

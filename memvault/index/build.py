@@ -11,6 +11,7 @@ import gc
 import os
 import shutil
 import time
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from ..textproc import ANALYZER_VERSION
@@ -57,6 +58,7 @@ def _build(index: Index, progress: Progress | None) -> UpdateReport:
         engine.begin()
         all_events = []
         rows, docs = [], []
+        counts = None if engine.counts_terms else Counter()
         rowid = 1
         for n, rel in enumerate(paths, 1):
             got = _read(vault.root, rel, vault.config)
@@ -75,8 +77,12 @@ def _build(index: Index, progress: Progress | None) -> UpdateReport:
             rowid += len(events)
             store.put_file(conn, rel, *_stored_stat(state), len(events), problems)
             if len(rows) >= BATCH:
-                _flush(conn, engine, rows, docs)
-        _flush(conn, engine, rows, docs)
+                _flush(conn, engine, rows, docs, counts)
+        _flush(conn, engine, rows, docs, counts)
+        if counts is None:
+            counts = Counter(dict(engine.term_counts() or ()))
+            counts[store.DOCS_KEY] = len(all_events)
+        store.put_terms(conn, counts.items())
         links.recompute_all(conn, all_events, vault.config)
         engine.commit()
         meta: dict[str, Any] = {
@@ -102,9 +108,11 @@ def _build(index: Index, progress: Progress | None) -> UpdateReport:
     return report
 
 
-def _flush(conn, engine, rows: list, docs: list) -> None:
+def _flush(conn, engine, rows: list, docs: list, counts: Counter | None) -> None:
     store.insert_events(conn, rows)
     engine.add(docs)
+    if counts is not None:
+        counts.update(store.count_terms(docs))
     rows.clear()
     docs.clear()
 

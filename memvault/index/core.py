@@ -19,6 +19,7 @@ import os
 import sqlite3
 import stat
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,7 +30,17 @@ from ..errors import ConfigError, InputError
 from ..events import Timeline
 from ..fsio import decode_text, locked
 from ..model import Event, Problem
-from ..rank import Hit, Weights, field_texts, make_filter, rank_candidates
+from ..rank import (
+    EXHAUSTIVE,
+    Hit,
+    Plan,
+    Weights,
+    field_texts,
+    make_filter,
+    plan_query,
+    rank_candidates,
+    score_ceiling,
+)
 from ..textproc import ANALYZER_VERSION, analyzed, parse_query
 from ..vault import BIG_FILE, LOG_DIR, MEMORY_FILE, SKIP_DIRS, is_vault_markdown, parse_text
 from . import links, store
@@ -44,7 +55,8 @@ Progress = Callable[[int, int], None]
 def resolve_backend(vault, backend: str | None) -> str:
     name = (backend or vault.config.section("index", INDEX_DEFAULTS)["backend"] or "sqlite").lower()
     if name not in BACKENDS:
-        raise ConfigError(f"unknown index backend {name!r}; choose one of: {', '.join(BACKENDS)}")
+        where = "--backend" if backend else f"[index] backend in {vault.config.path or 'memvault.toml'}"
+        raise ConfigError(f"{where}: unknown index backend {name!r}; choose one of: {', '.join(BACKENDS)}")
     return name
 
 
@@ -208,7 +220,8 @@ class Index:
             engine.begin()
             rowid = store.next_rowid(conn)
             _delete_files(conn, files)
-            engine.delete(docs_by_file(old))
+            old_docs = docs_by_file(old)
+            engine.delete(old_docs)
             rows, docs, added_rowids, new_events = [], [], [], []
             for rel, (state, events, problems) in parsed.items():
                 numbered = list(enumerate(events, rowid))
@@ -222,6 +235,7 @@ class Index:
                 conn.execute("UPDATE files SET size=?, mtime_ns=?, sha256=? WHERE path=?", (*_stored_stat(state), rel))
             store.insert_events(conn, rows)
             engine.add(docs)
+            store.change_terms(conn, store.count_terms(docs), store.count_terms(old_docs))
             links.update(conn, old, new_events, added_rowids, self.vault.config)
             report.events_indexed = len(rows)
             engine.commit()
@@ -308,26 +322,84 @@ class Index:
         when = at or datetime.now(UTC)
         keep = make_filter([*types, *q.types], [*tags, *q.tags], since, until)
         n = max(self.weights.candidates, limit * 5)
+        plan = self._plan(conn, q)
         while True:
-            found = engine.search(q, n)
+            found = engine.search(q, n, plan)
             hits = self._rank(conn, found, q, when, keep, include_all, limit)
-            if len(hits) >= limit or len(found) < n:
+            if len(hits) >= limit:
                 break
-            n *= 4
+            if len(found) == n:
+                n *= 4
+            elif plan.exhaustive:
+                break
+            else:  # the selected rows ran out before enough hits: score every match
+                plan = EXHAUSTIVE
         if record_access and hits:
-            access.record(self.vault.root, [h.id for h in hits])
+            access.record(self.vault.root, [h.id for h in hits if h.matched])
         return hits
 
+    def _plan(self, conn, q) -> Plan:
+        if q.phrases or len(q.terms) < 2 or self.weights.score_limit <= 0:
+            return EXHAUSTIVE
+        docs, n_docs = store.term_docs(conn, q.terms)
+        return plan_query(q, docs, n_docs, self.weights.score_limit)
+
     def _rank(self, conn, found, q, when, keep, include_all, limit) -> list[Hit]:
-        by_row = store.load_rowids(conn, [r for r, _ in found])
-        cands = [(by_row[r], s) for r, s in found if r in by_row]
-        ids = {e.id for e, _ in cands}
+        """Rank the engine's candidates, decoding only those that can make the hits.
+
+        Every candidate's score is first computed from stored columns (`rank.score_ceiling`:
+        exact for a live entry that no other entry supersedes or reconfirms; a filtered-out or
+        non-live one is no hit). Candidates are decoded best first until the next one's
+        ceiling is below the last hit; candidates linked to others (and all, with --all) are
+        always decoded. The hits are those of ranking every candidate: decoding 200 entries and
+        building their timeline was most of a search's time above the engine."""
+        best = max((s for _, s in found), default=0.0)
+        if best <= 0:
+            return []
+        heads = store.load_heads(conn, [r for r, _ in found])
+        ids = {h.id for h in heads.values()}
         supersedes, reconfirms, involved = links.edges_for(conn, ids)
-        extra = store.load_ids(conn, involved - ids)
-        timeline = Timeline([e for e, _ in cands] + extra, self.vault.config, edges=(supersedes, reconfirms))
         stats = access.stats(self.vault.root, involved)
-        return rank_candidates(cands, q, timeline, when, self.weights, access=stats,
-                               include_all=include_all, keep=keep, limit=limit)
+        extra = store.load_ids(conn, involved - ids)
+        linked = set(supersedes) | set(supersedes.values()) | {i for pair in reconfirms for i in pair}
+        pinned, rest = self._triage(found, heads, linked if not include_all else None, stats, best, when)
+        events: dict[int, Event] = {}
+        m = limit
+        while True:
+            chosen = pinned + [(r, s) for _, r, s in rest[:m]]
+            events.update(store.load_rowids(conn, [r for r, _ in chosen if r not in events]))
+            cands = [(events[r], s) for r, s in chosen if r in events]
+            timeline = Timeline([e for e, _ in cands] + extra, self.vault.config, edges=(supersedes, reconfirms))
+            hits = rank_candidates(cands, q, timeline, when, self.weights, access=stats, include_all=include_all,
+                                   keep=keep, limit=limit, best=best)
+            if m >= len(rest):
+                return hits
+            if len(hits) < limit:  # filters or statuses took some: decode more
+                m *= 4
+                continue
+            floor = hits[-1].score - 1e-9  # ceilings read epoch seconds: allow for rounding
+            more = next((k for k, (c, _, _) in enumerate(rest[m:]) if c < floor), len(rest) - m)
+            if not more:
+                return hits
+            m += more
+
+    def _triage(self, found, heads, linked, stats, best, when):
+        """(candidates always decoded, [(score ceiling, rowid, bm25)] of the others, best first).
+        Everything is decoded when `linked` is None (--all)."""
+        twice = {i for i, n in Counter(h.id for h in heads.values()).items() if n > 1}
+        pinned: list[tuple[int, float]] = []
+        rest: list[tuple[float, int, float]] = []
+        for r, s in found:
+            head = heads.get(r)
+            if head is None:
+                continue
+            if linked is None or head.id in linked or head.id in twice:
+                pinned.append((r, s))
+            else:
+                last = getattr(stats.get(head.id), "last_accessed", None)
+                rest.append((score_ceiling(s / best, head, last, when, self.weights, self.vault.config), r, s))
+        rest.sort(reverse=True)
+        return pinned, rest
 
     def status(self) -> IndexStatus:
         reason = self.stale_reason()

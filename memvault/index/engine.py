@@ -2,7 +2,8 @@
 
 A backend stores, per event row, five pre-analysed fields (title, body, tags, extra, context; terms
 separated by spaces, see `textproc.analyzed`) and answers a parsed `Query` with
-(rowid, BM25) pairs, best first. Everything else (files, events, links, ranking) is shared.
+(rowid, BM25) pairs, best first, scoring the rows a `rank.Plan` selects. Everything else (files,
+events, links, term statistics, ranking) is shared.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from ..model import Problem
+from ..rank import Plan
 from ..render import iso
 from ..textproc import Query
 
@@ -22,6 +24,7 @@ Doc = tuple[int, tuple[str, str, str, str, str]]
 class Engine(Protocol):
     name: str
     atomic: bool  # True when its writes commit in the store's SQLite transaction
+    counts_terms: bool  # True when term_counts() reads document frequencies from the engine
 
     def create(self) -> None: ...
     def begin(self) -> None: ...
@@ -29,7 +32,8 @@ class Engine(Protocol):
     def delete(self, docs: list[Doc]) -> None: ...  # the docs as they were added
     def commit(self) -> None: ...
     def abort(self) -> None: ...
-    def search(self, query: Query, limit: int) -> list[tuple[int, float]]: ...
+    def search(self, query: Query, limit: int, plan: Plan = ...) -> list[tuple[int, float]]: ...
+    def term_counts(self) -> list[tuple[str, int]] | None: ...
     def generation(self) -> str | None: ...
     def size_bytes(self) -> int: ...
     def close(self) -> None: ...

@@ -6,9 +6,14 @@ the same database, or a whoosh directory). Tables:
 - `meta`: schema version, analyzer version, config fingerprint, backend, state, last update.
 - `files`: per vault file its size, mtime_ns, sha256, event count and problems (JSON).
 - `events`: one row per event; `rowid` is the document number in the text engine, `data` the
-  event as JSON (so hits are built without re-reading Markdown), plus columns to filter on.
+  event as JSON (so hits are built without re-reading Markdown), plus columns to filter on
+  and the few a search needs to bound a candidate's score without decoding it (`Head`).
 - `refs`, `ref_scopes`: each `Supersedes:`/`Reconfirms:` reference, what it resolved to, and
   which ids/days/blocks its resolution depends on (see `links.py`).
+- `terms`: per index term, how many events hold it in any text field (its document frequency),
+  and under the empty term the number of events. Search plans a query with it (which words are
+  rare enough to select the rows BM25 scores, see `rank.plan_query`); it is kept exact by
+  every update.
 """
 
 from __future__ import annotations
@@ -16,13 +21,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import sqlite3
-from datetime import datetime
+from collections import Counter
+from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..model import Event, Problem
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -33,7 +40,7 @@ CREATE TABLE IF NOT EXISTS files (
 CREATE TABLE IF NOT EXISTS events (
     rowid INTEGER PRIMARY KEY, id TEXT NOT NULL, file TEXT NOT NULL, line INTEGER NOT NULL,
     day TEXT, type TEXT NOT NULL, ts REAL, tags TEXT NOT NULL, blocks TEXT NOT NULL,
-    data TEXT NOT NULL
+    data TEXT NOT NULL, kind TEXT NOT NULL, importance REAL, confidence0 REAL NOT NULL, updated REAL
 );
 CREATE INDEX IF NOT EXISTS events_id ON events(id);
 CREATE INDEX IF NOT EXISTS events_file ON events(file);
@@ -49,6 +56,7 @@ CREATE INDEX IF NOT EXISTS refs_problem ON refs(problem);
 CREATE TABLE IF NOT EXISTS ref_scopes (scope TEXT NOT NULL, src_rowid INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS ref_scopes_scope ON ref_scopes(scope);
 CREATE INDEX IF NOT EXISTS ref_scopes_src ON ref_scopes(src_rowid);
+CREATE TABLE IF NOT EXISTS terms (term TEXT PRIMARY KEY, docs INTEGER NOT NULL) WITHOUT ROWID;
 """
 
 DATETIME_FIELDS = ("timestamp", "expires", "updated")
@@ -135,16 +143,44 @@ def bars(items: tuple[str, ...]) -> str:
     return "|" + "|".join(items) + "|" if items else ""
 
 
+def _epoch(when: datetime | None) -> float | None:
+    return when.timestamp() if when is not None else None
+
+
 def event_row(rowid: int, ev: Event) -> tuple[Any, ...]:
     return (
-        rowid, ev.id, ev.file, ev.line, event_day(ev), ev.type,
-        ev.timestamp.timestamp() if ev.timestamp else None, bars(ev.tags), bars(ev.block_ids),
-        event_to_json(ev),
+        rowid, ev.id, ev.file, ev.line, event_day(ev), ev.type, _epoch(ev.timestamp), bars(ev.tags),
+        bars(ev.block_ids), event_to_json(ev), ev.kind, ev.importance, ev.confidence0, _epoch(ev.updated),
     )
 
 
 def insert_events(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
-    conn.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+    conn.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+
+
+class Head(NamedTuple):
+    """What ranking reads of an event besides its relevance (see `rank.score_ceiling`)."""
+
+    id: str
+    timestamp: datetime | None
+    kind: str
+    importance: float | None
+    confidence0: float
+    updated: datetime | None
+
+
+def _when(epoch: float | None) -> datetime | None:
+    return datetime.fromtimestamp(epoch, UTC) if epoch is not None else None
+
+
+def load_heads(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, Head]:
+    out: dict[int, Head] = {}
+    for start in range(0, len(rowids), 500):
+        chunk = rowids[start : start + 500]
+        rows = conn.execute("SELECT rowid, id, ts, kind, importance, confidence0, updated FROM events "
+                            f"WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)
+        out.update((r, Head(i, _when(ts), k, imp, c0, _when(upd))) for r, i, ts, k, imp, c0, upd in rows)
+    return out
 
 
 def next_rowid(conn: sqlite3.Connection) -> int:
@@ -209,3 +245,44 @@ def file_problems(conn: sqlite3.Connection) -> list[Problem]:
     for (raw,) in conn.execute("SELECT problems FROM files WHERE problems != '[]'"):
         out += [Problem(**d) for d in json.loads(raw)]
     return out
+
+
+# ------------------------------------------------------------------------------ term statistics
+
+DOCS_KEY = ""  # the `terms` row that counts events (no index term is empty)
+
+
+def count_terms(docs: Iterable[tuple[int, tuple[str, ...]]]) -> Counter[str]:
+    """Document frequency of each term over pre-analysed documents (any field), plus the
+    number of documents under `DOCS_KEY`."""
+    counts: Counter[str] = Counter()
+    n = 0
+    for _, fields in docs:
+        counts.update(set(" ".join(fields).split()))
+        n += 1
+    counts[DOCS_KEY] += n
+    return counts
+
+
+def put_terms(conn: sqlite3.Connection, counts: Iterable[tuple[str, int]]) -> None:
+    conn.executemany("INSERT INTO terms VALUES (?, ?)", [(t, n) for t, n in counts if n > 0])
+
+
+def change_terms(conn: sqlite3.Connection, added: Counter[str], removed: Counter[str]) -> None:
+    delta = Counter(added)
+    delta.subtract(removed)
+    changed = [(t, d) for t, d in delta.items() if d]
+    conn.executemany(
+        "INSERT INTO terms VALUES (?, ?) ON CONFLICT(term) DO UPDATE SET docs = docs + excluded.docs", changed)
+    conn.executemany("DELETE FROM terms WHERE term = ? AND docs <= 0", [(t,) for t, d in changed if d < 0])
+
+
+def term_docs(conn: sqlite3.Connection, terms: Iterable[str]) -> tuple[dict[str, int], int]:
+    """({term: documents holding it}, number of documents)."""
+    wanted = list(dict.fromkeys([DOCS_KEY, *terms]))
+    got: dict[str, int] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        got.update(conn.execute(f"SELECT term, docs FROM terms WHERE term IN ({','.join('?' * len(chunk))})", chunk))
+    n = got.pop(DOCS_KEY, 0)
+    return got, n

@@ -15,6 +15,7 @@ import warnings
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..rank import EXHAUSTIVE, Plan
 from ..textproc import Query
 from .engine import Doc
 
@@ -41,6 +42,7 @@ def _whoosh():
 class WhooshEngine:
     name = "whoosh"
     atomic = False
+    counts_terms = False  # the build counts document frequencies itself
 
     def __init__(self, directory: Path, weights: tuple[float, ...]):
         self.w = _whoosh()
@@ -99,7 +101,7 @@ class WhooshEngine:
                 self._writer.cancel()
             self._writer = None
 
-    def _query(self, q: Query):
+    def _query(self, q: Query, plan: Plan):
         Q = self.w.query
         fields = [f for f in FIELDS if self.weights[f] > 0]
 
@@ -109,6 +111,12 @@ class WhooshEngine:
             return Q.Or([Q.Phrase(f, list(terms), boost=self.weights[f]) for f in among])
 
         optional = [any_field((t,)) for t in q.terms] + [any_field(c) for c in q.compounds]
+        if not q.phrases and not plan.exhaustive:
+            # the plan's words (and the compounds) select the documents; the others only add
+            chosen = [any_field((t,)) for t in plan.select]
+            rows = Q.Or([Q.And(chosen) if plan.every else Q.Or(chosen)] + [any_field(c) for c in q.compounds])
+            rest = [any_field((t,)) for t in q.terms if t not in plan.select]
+            return Q.AndMaybe(rows, Q.Or(rest)) if rest else rows
         # a quoted phrase must be in the entry itself, not only in its neighbours' context
         own = [f for f in fields if f != "context"]
         required = [any_field(p, own) for p in q.phrases]
@@ -116,13 +124,16 @@ class WhooshEngine:
             return Q.Or(optional)
         return Q.And(required + [Q.Or(required + optional)])
 
-    def search(self, query: Query, limit: int) -> list[tuple[int, float]]:
+    def search(self, query: Query, limit: int, plan: Plan = EXHAUSTIVE) -> list[tuple[int, float]]:
         if query.empty:
             return []
         weighting = self.w.scoring.BM25F(B=0.75, K1=1.2)
         with self.ix.searcher(weighting=weighting) as s:
-            results = s.search(self._query(query), limit=limit)
+            results = s.search(self._query(query, plan), limit=limit)
             return [(int(hit["rid"]), float(hit.score)) for hit in results]
+
+    def term_counts(self) -> None:
+        return None
 
     def generation(self) -> str | None:
         try:

@@ -1,0 +1,113 @@
+"""Validation commands: `check` and the git `hook`."""
+
+from __future__ import annotations
+
+import click
+
+from ._common import cli, emit, json_option, open_vault
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--staged", is_flag=True, help="Check exactly the files staged in git, as staged (the pre-commit hook).")
+@click.option("--fix", is_flag=True,
+              help="Repair title lines, heading spacing, trailing whitespace and entry order in place first.")
+@click.option("--list-rules", is_flag=True, help="List every rule code and exit.")
+@json_option
+@click.pass_context
+def check(ctx, paths, staged, fix, list_rules, as_json) -> None:
+    """Check the vault (or PATHS, or what is staged) and print file:line:col: CODE lines.
+
+    Exit status 1 when there are errors, 0 when there are only warnings. Codes are
+    documented in docs/checks.md; turn rules off with [checks] disable in memvault.toml.
+    """
+    if list_rules:
+        from ..validate import RULES
+
+        emit([{"code": r.code, "severity": r.severity, "title": r.title, "fixable": r.fixable}
+              for r in RULES.values()], as_json, _rules_text)
+        return
+    from ..checker import check_vault, vault_paths
+    from ..errors import InputError
+
+    vault = open_vault(ctx)
+    fixed: dict[str, list[str]] = {}
+    if fix:
+        if staged:
+            raise InputError("--fix repairs the working tree, --staged judges the index: run --fix, `git add`, then commit")
+        from ..fixes import fix_vault
+
+        fixed = fix_vault(vault, vault_paths(vault.root, paths) if paths else ())
+    report = check_vault(vault, paths, staged=staged)
+    report.fixed = fixed
+    emit(report.to_dict(), as_json, lambda _: _report_text(report))
+    if report.errors:
+        ctx.exit(1)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' * (n != 1)}"
+
+
+def _report_text(report) -> str:
+    out: list[str] = [f"fixed {path}: {', '.join(codes)}" for path, codes in report.fixed.items()]
+    if out:
+        out.append("")
+    last = None
+    for p in report.problems:
+        if last is not None and p.path != last:
+            out.append("")
+        last = p.path
+        out.append(f"{p.path}:{p.line}:{p.col}: {p.code} {p.severity}: {p.message}")
+    if report.problems:
+        out.append("")
+    files = len(report.files)
+    what = {"staged": "staged file", "paths": "file"}.get(report.mode, "file")
+    if report.mode == "staged" and not files:
+        out.append("no staged vault files to check")
+        return "\n".join(out)
+    summary = f"{_plural(report.errors, 'error')}, {_plural(report.warnings, 'warning')} in {_plural(files, what)}"
+    if report.context_files:
+        summary += f" ({_plural(report.context_files, 'other file')} read for references)"
+    out.append(summary)
+    return "\n".join(out)
+
+
+def _rules_text(rules: list[dict]) -> str:
+    return "\n".join(
+        f"{r['code']}  {r['severity']:<7}  {r['title']}{'  (--fix)' if r['fixable'] else ''}" for r in rules
+    )
+
+
+@cli.group()
+def hook() -> None:
+    """The git pre-commit hook that runs `memvault check --staged` on every commit."""
+
+
+@hook.command("install")
+@click.option("--uninstall", is_flag=True, help="Remove the hook and restore the one it chained, if any.")
+@json_option
+@click.pass_context
+def hook_install(ctx, uninstall: bool, as_json: bool) -> None:
+    """Install the pre-commit hook into the vault's git repository (honours core.hooksPath).
+
+    An existing pre-commit hook is kept as pre-commit.before-memvault and runs first.
+    """
+    from .. import githook
+
+    vault = open_vault(ctx)
+    result = githook.uninstall(vault.root) if uninstall else githook.install(vault.root)
+    emit(result.to_dict(), as_json, lambda _: result.describe())
+
+
+@hook.command("status")
+@json_option
+@click.pass_context
+def hook_status(ctx, as_json: bool) -> None:
+    """Say whether the hook is installed, and where."""
+    from .. import githook
+
+    data = githook.status(open_vault(ctx).root)
+    emit(data, as_json, lambda d: (
+        f"installed at {d['path']}" + (f" (chaining {d['chained']})" if d["chained"] else "")
+        if d["installed"] else f"not installed (would go to {d['path']})"))

@@ -1,0 +1,55 @@
+"""`memvault watch`: keep the index (and optionally git) current while files change."""
+
+from __future__ import annotations
+
+import click
+
+from ._common import cli, emit, json_option, open_vault
+
+
+@cli.command()
+@click.option("--commit", is_flag=True, help="Commit changed Markdown to the vault's git repo after a quiet period.")
+@click.option("--debounce", "debounce_ms", type=click.FloatRange(0, 10_000),
+              help="Wait this many ms after a file's last event before indexing it. Default: 50.")
+@click.option("--quiet-period", "quiet", type=click.FloatRange(0, 86_400),
+              help="With --commit: seconds without changes before committing. Default: 10.")
+@click.option("--reconcile", type=click.FloatRange(0.1, 86_400),
+              help="Seconds between light reconciles (sizes and mtimes) that catch missed events. Default: 15.")
+@click.option("--polling", is_flag=True, help="Poll the files instead of using the OS's file events.")
+@click.option("--backend", help="Index backend (default: [index] backend in memvault.toml).")
+@json_option
+@click.pass_context
+def watch(ctx, commit, debounce_ms, quiet, reconcile, polling, backend, as_json) -> None:
+    """Watch the vault and update the index on every change, until Ctrl-C or SIGTERM.
+
+    On start it catches up on whatever changed while nobody watched. Logs one line per
+    update (--json: one JSON object per line, for supervisors). One watcher per vault.
+    """
+    from ..watch.logsink import LogSink
+    from ..watch.watcher import Watcher, WatchOptions
+
+    vault = open_vault(ctx)
+    options = WatchOptions.from_config(
+        vault, debounce=None if debounce_ms is None else debounce_ms / 1000, commit=commit or None,
+        commit_quiet=quiet, reconcile=reconcile, observer="polling" if polling else None, backend=backend,
+    )
+    ctx.exit(Watcher(vault, options, LogSink(as_json=as_json)).run())
+
+
+def index_wait(ctx, *, backend: str | None, timeout: float, rebuild: bool, as_json: bool) -> None:
+    """`memvault index --wait`: one call to wait_until_indexed, then print what it did."""
+    from ..errors import InputError
+    from ..watch import wait_until_indexed
+
+    if rebuild:
+        raise InputError("--wait and --rebuild do not go together: a rebuild already returns when done")
+    report = wait_until_indexed(open_vault(ctx), timeout, backend=backend)
+    emit(report.to_dict(), as_json, _wait_text)
+
+
+def _wait_text(d: dict) -> str:
+    n = len(d["updated"])
+    lines = [f"index reflects the files ({n} file{'s' * (n != 1)} updated in {d['seconds']:.2f}s; "
+             f"watcher {d['watcher']})"]
+    lines += [f"  kept last good entries: {why}" for why in d["broken"].values()]
+    return "\n".join(lines)

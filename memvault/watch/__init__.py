@@ -1,0 +1,127 @@
+"""Keep the index current as files change: `memvault watch`, `index --wait`, watcher health.
+
+Library entry points:
+- `Watcher(vault, WatchOptions(...))`: the watcher (`start()`/`stop()`, or `run()` in the CLI);
+- `wait_until_indexed(vault, timeout)`: return once the index reflects the files as they are
+  now, whether a watcher runs or not;
+- `watcher_health(vault)`: running / not running / gone / stale, and whether the index is
+  behind the files, for `memvault status`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from ..errors import LockTimeout
+from .state import Health, WatcherRunning, classify, read_record, watcher_alive
+
+if TYPE_CHECKING:
+    from ..vault import Vault
+    from .watcher import Watcher, WatchOptions
+
+
+@dataclass
+class WaitReport:
+    """What `wait_until_indexed` did."""
+
+    seconds: float
+    updated: list[str] = field(default_factory=list)
+    broken: dict[str, str] = field(default_factory=dict)
+    watcher: str = "not running"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seconds": round(self.seconds, 3), "updated": self.updated, "broken": self.broken,
+                "watcher": self.watcher}
+
+
+def wait_until_indexed(vault: Vault, timeout: float = 30.0, *, backend: str | None = None) -> WaitReport:
+    """Return once the index reflects every vault file as it is at the time of the call.
+
+    Rather than wait for a watcher's debounce, the caller reconciles the index itself,
+    under the index's single-writer lock, with the watcher's own rules (files that fail to
+    parse keep their last good entries and are listed in `broken`). A running watcher then
+    finds nothing left to do. Raises LockTimeout when another writer (a rebuild) holds the
+    index longer than `timeout` seconds.
+    """
+    from ..index import open_index
+    from .sync import sync
+
+    start = time.monotonic()
+    alive = watcher_alive(vault.root)
+    index = open_index(vault, backend)
+    if isinstance(getattr(index, "settings", None), dict):
+        index.settings["lock_timeout"] = max(timeout, 0.01)  # wait for the writer lock this long at most
+    try:
+        result = sync(vault.root, vault.config, index, None)
+    except LockTimeout as exc:
+        raise LockTimeout(f"gave up waiting after {timeout:g}s: {exc}; the index may not reflect the files "
+                          f"yet") from None
+    finally:
+        index.close()
+    return WaitReport(time.monotonic() - start, result.updated, result.broken,
+                      "running" if alive else "not running")
+
+
+def behind_files(vault: Vault, *, backend: str | None = None, ignore: set[str] | None = None) -> list[str]:
+    """Vault files whose size or mtime differ from what the index recorded (or new, or gone)."""
+    from ..index import open_index
+    from .sync import differing, disk_state, split_by_hash
+
+    index = open_index(vault, backend)
+    try:
+        indexed = index.indexed_files()
+    finally:
+        index.close()
+    disk = disk_state(vault.root)
+    changed, _ = differing(disk, indexed)
+    changed, _ = split_by_hash(vault.root, disk, changed, indexed)  # a moved mtime alone is no news
+    return sorted(changed - (ignore or set()))
+
+
+def watcher_health(vault: Vault, *, backend: str | None = None, now: datetime | None = None) -> Health:
+    """The watcher's state as `memvault status` shows it."""
+    alive = watcher_alive(vault.root)
+    record = read_record(vault.root)
+    broken = set((record or {}).get("broken") or {}) if alive else set()
+    behind = behind_files(vault, backend=backend, ignore=broken)
+    return classify(record, alive, behind, now or datetime.now(UTC))
+
+
+def status_section(vault: Vault) -> tuple[str, dict[str, Any], list[str]]:
+    """The watcher part of `memvault status`: (name, data for --json, lines for people)."""
+    health = watcher_health(vault)
+    return "watcher", health.to_dict(), health_lines(health)
+
+
+def health_lines(health: Health) -> list[str]:
+    lines = [f"watcher: {health.message}"]
+    rec = health.record or {}
+    if health.state not in ("running", "stale") or not rec:
+        return lines
+    lines.append(f"  started {rec.get('started')}; last event {rec.get('last_event') or 'none'}; "
+                 f"last update {rec.get('last_update') or 'none'}")
+    lines.append(f"  files: {rec.get('files_on_disk')} on disk, {rec.get('files_indexed')} indexed; "
+                 f"entries indexed: {rec.get('events_indexed')}")
+    lines += [f"  failing to parse: {why}" for why in (rec.get("broken") or {}).values()]
+    commit = rec.get("commit") or {}
+    if commit.get("error"):
+        lines.append(f"  last commit failed ({commit.get('at')}): {commit['error']}")
+    elif commit.get("sha"):
+        lines.append(f"  last commit {commit['sha'][:8]} {commit.get('message', '')}")
+    lines += [f"  error {e.get('at')}: {e.get('message')}" for e in (rec.get("errors") or [])[-3:]]
+    return lines
+
+
+def __getattr__(name: str) -> Any:  # the watcher pulls in watchdog: import it on demand
+    if name in ("Watcher", "WatchOptions"):
+        from . import watcher
+
+        return getattr(watcher, name)
+    raise AttributeError(name)
+
+
+__all__ = ["Health", "WaitReport", "WatcherRunning", "Watcher", "WatchOptions", "behind_files",
+           "health_lines", "status_section", "wait_until_indexed", "watcher_health"]

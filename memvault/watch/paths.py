@@ -1,0 +1,141 @@
+"""Which file-system events matter, and which vault files they ask us to re-read.
+
+Everything here is pure: strings in, strings out. The watcher never trusts an event's
+kind to tell it *what* happened (editors save in too many ways, and some events never
+arrive); an event only says "look at these paths again", and the index re-reads them
+from disk. A key ending in "/" names a folder: every file under it, on disk or in the
+index, is looked at again (folder moves, deletes and moves out of the vault arrive as
+one event for the folder, never one per file).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ..config import CONFIG_NAME
+from ..vault import LOG_DIR, MEMORY_FILE, is_vault_markdown
+
+IGNORED_DIRS = frozenset({".git", ".memvault", ".obsidian", ".trash", "node_modules"})
+# Editor leftovers: vim swap/backup files, emacs lock and autosave files, generic temp
+# files, and memvault's own fsio.atomic_write temp files (".NAME.XXXX.mvtmp").
+TEMP_SUFFIXES = (".swp", ".swo", ".swx", "~", ".tmp", ".mvtmp", ".part", ".crdownload")
+IGNORED_NAMES = frozenset({".DS_Store", "4913"})  # 4913: vim's "can I write here" probe
+# Events that cannot change a file's content.
+NO_CHANGE_EVENTS = frozenset({"opened", "closed_no_write"})
+# Events that end a write: the file is whole now (see debounce.py).
+COMPLETE_EVENTS = frozenset({"closed", "moved", "deleted"})
+
+
+def is_ignored(relpath: str) -> bool:
+    """True for paths the watcher must never act on: editor temp files and tool folders.
+
+    `relpath` is vault-relative and POSIX; a folder may be given with or without a
+    trailing "/".
+    """
+    parts = [p for p in relpath.split("/") if p]
+    if not parts:
+        return False
+    if any(p in IGNORED_DIRS for p in parts):
+        return True
+    name = parts[-1]
+    return (
+        name in IGNORED_NAMES
+        or name.startswith(".#")  # emacs lock file
+        or (name.startswith("#") and name.endswith("#"))  # emacs autosave
+        or name.endswith(TEMP_SUFFIXES)
+        or any(p.startswith(".") for p in parts)  # hidden files and folders, like iter_markdown
+    )
+
+
+def is_watched_file(relpath: str) -> bool:
+    """True for the files whose changes reach the index: MEMORY.md and memory/**/*.md."""
+    return not is_ignored(relpath) and is_vault_markdown(relpath)
+
+
+def is_watched_dir(relpath: str) -> bool:
+    """True for folders that can hold watched files: memory/ and the folders below it."""
+    rel = relpath.strip("/")
+    return (rel == LOG_DIR or rel.startswith(LOG_DIR + "/")) and not is_ignored(rel)
+
+
+@dataclass(frozen=True)
+class Touch:
+    """What one file-system event asks for."""
+
+    keys: frozenset[str] = frozenset()  # files, and folders as "dir/", to re-read
+    config: bool = False  # memvault.toml changed
+    log_dir: bool = False  # memory/ itself appeared, vanished or moved: watch it again
+    complete: bool = False  # the event ends a write (closed, renamed into place, deleted)
+
+    def __bool__(self) -> bool:
+        return bool(self.keys) or self.config or self.log_dir
+
+
+NOTHING = Touch()
+
+
+def relative(path: str, root: str) -> str | None:
+    """`path` relative to `root` as POSIX, or None when it lies outside the vault."""
+    if not path:
+        return None
+    rel = os.path.relpath(path, root)
+    if rel == ".":
+        return ""
+    if rel == ".." or rel.startswith(".." + os.sep):
+        return None
+    return rel.replace(os.sep, "/")
+
+
+def touched(event_type: str, src: str, dest: str, is_directory: bool, root: str) -> Touch:
+    """Map one watchdog event (its type, absolute paths and kind) to the paths to re-read.
+
+    Both ends of a move count: the source is gone (its entries must go) and the
+    destination is new. A move from outside the vault arrives as "created", a move out
+    as "deleted"; both are covered by reading the path again.
+    """
+    if event_type in NO_CHANGE_EVENTS:
+        return NOTHING
+    if is_directory and event_type == "modified":
+        return NOTHING  # a folder's listing changed; the files' own events follow
+    keys: set[str] = set()
+    config = log_dir = False
+    for path in (src, dest):
+        rel = relative(path, root)
+        if not rel:
+            continue
+        if rel == CONFIG_NAME and not is_directory:
+            config = True
+        elif rel == LOG_DIR:
+            log_dir = True
+            keys.add(LOG_DIR + "/")
+        elif is_directory:
+            if is_watched_dir(rel):
+                keys.add(rel + "/")
+        elif is_watched_file(rel):
+            keys.add(rel)
+    if not (keys or config or log_dir):
+        return NOTHING
+    return Touch(frozenset(keys), config, log_dir, event_type in COMPLETE_EVENTS)
+
+
+def under(key: str, relpath: str) -> bool:
+    """True when `relpath` is the file `key` or lies in the folder `key` ("dir/")."""
+    return relpath.startswith(key) if key.endswith("/") else relpath == key
+
+
+def expand(keys: set[str], on_disk: set[str], indexed: set[str]) -> set[str]:
+    """Files named by `keys`: files as given, folders as every file below them on disk or in the index."""
+    files = {k for k in keys if not k.endswith("/")}
+    folders = [k for k in keys if k.endswith("/")]
+    if folders:
+        for rel in on_disk | indexed:
+            if any(rel.startswith(f) for f in folders):
+                files.add(rel)
+    return files
+
+
+__all__ = [
+    "MEMORY_FILE", "NOTHING", "Touch", "expand", "is_ignored", "is_watched_dir", "is_watched_file",
+    "relative", "touched", "under",
+]

@@ -1,0 +1,255 @@
+"""Bring the index up to date with the files: for some paths, or for the whole vault.
+
+Used by the watcher (after each debounced batch, at start and on its periodic light
+reconcile) and by `wait_until_indexed`, so both follow the same rules:
+
+- the light reconcile compares sizes and mtimes (plus a content hash for files modified
+  in the last few seconds, whose mtime may not have moved within the clock's tick)
+  against what the index recorded, and re-reads only what differs;
+- a file whose new version fails to parse (error-level problems that lose entries it had)
+  keeps its last good entries in the index; it is reported, and indexed again as soon
+  as it parses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..vault import LOG_DIR, MEMORY_FILE, parse_path
+from .paths import expand, is_ignored, is_watched_file
+
+RACY_SECONDS = 3.0  # files modified this recently are hashed, not trusted by size+mtime
+
+
+@dataclass(frozen=True)
+class Stat:
+    size: int
+    mtime_ns: int
+
+
+@dataclass
+class SyncResult:
+    updated: list[str] = field(default_factory=list)  # paths handed to the index
+    broken: dict[str, str] = field(default_factory=dict)  # path -> first error; last good kept
+    broken_delta: dict[str, int] = field(default_factory=dict)  # path -> entries now minus kept
+    report: Any = None  # the index's UpdateReport
+    seconds: float = 0.0
+    rebuilt: str | None = None  # why the index was rebuilt instead
+
+
+# -- pure decisions ----------------------------------------------------------------------
+
+def state_tuple(state: Any) -> tuple[int, int, str | None, int | None]:
+    """(size, mtime_ns, sha256, events) from the index's per-file record, whatever its shape."""
+    if isinstance(state, tuple | list):
+        values = list(state) + [None] * 4
+        return int(values[0]), int(values[1]), values[2], values[3]
+    get = state.get if isinstance(state, dict) else lambda k, d=None: getattr(state, k, d)
+    return int(get("size")), int(get("mtime_ns")), get("sha256"), get("events")
+
+
+def differing(disk: Mapping[str, Stat], indexed: Mapping[str, Any]) -> tuple[set[str], set[str]]:
+    """(changed or new or gone, same size+mtime): the files the index must re-read, and the rest."""
+    out = {p for p in indexed if p not in disk}
+    same = set()
+    for path, st in disk.items():
+        old = indexed.get(path)
+        if old is None:
+            out.add(path)
+            continue
+        size, mtime_ns, _, _ = state_tuple(old)
+        if (size, mtime_ns) != (st.size, st.mtime_ns):
+            out.add(path)
+        else:
+            same.add(path)
+    return out, same
+
+
+def keeps_last_good(errors: int, new_events: int, indexed_events: int | None) -> bool:
+    """A new version with errors that loses entries is held back; the index keeps the old one.
+
+    A file that merely has errors (an unknown type, a bad date) but keeps its entries is
+    indexed as it is: holding it back would freeze every later edit to it.
+    """
+    return errors > 0 and indexed_events is not None and new_events < indexed_events
+
+
+# -- reading the disk ---------------------------------------------------------------------
+
+def stat_file(root: Path, rel: str) -> Stat | None:
+    try:
+        st = os.stat(root / rel)
+    except OSError:
+        return None
+    return Stat(st.st_size, st.st_mtime_ns)
+
+
+def disk_state(root: Path, folders: Iterable[str] | None = None) -> dict[str, Stat]:
+    """Size and mtime of every watched file (or of those under `folders`, given as "dir/")."""
+    out: dict[str, Stat] = {}
+    wanted = sorted({f.rstrip("/") for f in folders}) if folders is not None else None
+    if wanted is None:
+        st = stat_file(root, MEMORY_FILE)
+        if st is not None:
+            out[MEMORY_FILE] = st
+        wanted = [LOG_DIR]
+    stack = [(os.path.join(root, w), w) for w in wanted]
+    while stack:  # plain strings, not Path objects: this runs over every file of the vault
+        folder, rel_folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            rel = f"{rel_folder}/{entry.name}"
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if not is_ignored(rel):
+                        stack.append((entry.path, rel))
+                elif entry.name.endswith(".md") and is_watched_file(rel) and entry.is_file():
+                    st = entry.stat()
+                    out[rel] = Stat(st.st_size, st.st_mtime_ns)
+            except OSError:
+                continue
+    return out
+
+
+def sha256_of(root: Path, rel: str) -> str | None:
+    try:
+        return hashlib.sha256((root / rel).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def racy(root: Path, disk: Mapping[str, Stat], same: set[str], indexed: Mapping[str, Any],
+         now_ns: int | None = None) -> set[str]:
+    """Files whose size and mtime match but were written so recently that a second write in
+    the same clock tick could hide behind them: compare their content hashes instead."""
+    now_ns = now_ns if now_ns is not None else time.time_ns()
+    limit = now_ns - int(RACY_SECONDS * 1e9)
+    out = set()
+    for rel in same:
+        if disk[rel].mtime_ns >= limit:
+            recorded = state_tuple(indexed[rel])[2]
+            if recorded is None or sha256_of(root, rel) != recorded:
+                out.add(rel)
+    return out
+
+
+# -- the sync itself ----------------------------------------------------------------------
+
+def plan(root: Path, indexed: Mapping[str, Any], keys: set[str] | None,
+         snapshot: Mapping[str, Stat] | None = None) -> tuple[set[str], set[str]]:
+    """(files to re-read, files to settle): the files named (folders expanded), or, for a
+    reconcile, every file that differs. "Settle" files differ only in the recorded mtime
+    (the index records an impossible one for files written moments before it read them)
+    while their content hash is unchanged: the index refreshes their record, and they are
+    not news. A reconcile may start from a `snapshot` of the disk taken moments earlier by
+    another thread; the files it shows as different are stat'ed again before they count."""
+    if keys is None:
+        disk = disk_state(root) if snapshot is None else snapshot
+        changed, same = differing(disk, indexed)
+        changed |= racy(root, disk, same, indexed)
+        if snapshot is not None:
+            disk = {p: st for p in changed if (st := stat_file(root, p)) is not None}
+            changed, same = differing(disk, {p: indexed[p] for p in changed if p in indexed})
+            changed |= racy(root, disk, same, indexed)
+        return split_by_hash(root, disk, changed, indexed)
+    folders = [k for k in keys if k.endswith("/")]
+    if not folders:
+        return set(keys), set()
+    on_disk = set(disk_state(root, folders))
+    return expand(keys, on_disk, set(indexed)), set()
+
+
+def split_by_hash(root: Path, disk: Mapping[str, Stat], candidates: set[str],
+                  indexed: Mapping[str, Any]) -> tuple[set[str], set[str]]:
+    """Candidates whose size matches what the index recorded are hashed: same content means
+    nothing to re-read."""
+    changed, settle = set(), set()
+    for rel in candidates:
+        old = indexed.get(rel)
+        st = disk.get(rel)
+        if old is not None and st is not None:
+            size, _, sha, _ = state_tuple(old)
+            if size == st.size and sha is not None and sha256_of(root, rel) == sha:
+                settle.add(rel)
+                continue
+        changed.add(rel)
+    return changed, settle
+
+
+def indexed_counts(index: Any, paths: Iterable[str] | None = None) -> dict[str, int] | None:
+    """Entries the index holds per indexed file (all, or those of `paths` that are indexed),
+    or None when the index cannot say."""
+    public = getattr(index, "indexed_event_counts", None)
+    if public is not None:
+        return public(paths)
+    try:  # the store's per-file table; no public accessor yet (see docs/watch.md)
+        conn, _ = index._open()  # noqa: SLF001
+        if paths is None:
+            rows = conn.execute("SELECT path, events FROM files")
+        else:
+            wanted = sorted(set(paths))[:900]  # SQLite's bound-parameter limit
+            rows = conn.execute(f"SELECT path, events FROM files WHERE path IN ({','.join('?' * len(wanted))})",
+                                wanted)
+        return {p: int(n) for p, n in rows}
+    except Exception:
+        return None
+
+
+def screen(root: Path, config: Any, paths: Iterable[str],
+           counts: Mapping[str, int | None]) -> tuple[list[str], dict[str, str], dict[str, int]]:
+    """Split `paths` into those to index and those whose last good version is kept.
+
+    `counts` maps every indexed file among `paths` to the entries the index holds for it
+    (None when unknown: the file is then indexed as it is)."""
+    good: list[str] = []
+    broken: dict[str, str] = {}
+    delta: dict[str, int] = {}
+    for rel in sorted(paths):
+        old_events = counts.get(rel)
+        if not old_events or not (root / rel).is_file():
+            good.append(rel)  # new files, files without entries and deletions need no check
+            continue
+        parsed = parse_path(root, rel, config)
+        errors = [p for p in parsed.problems if p.severity == "error"]
+        if keeps_last_good(len(errors), len(parsed.events), old_events):
+            first = errors[0]
+            broken[rel] = (f"{first.path}:{first.line}: {first.message}; keeping its last good "
+                           f"{old_events} entries until it parses")
+            delta[rel] = len(parsed.events) - old_events
+        else:
+            good.append(rel)
+    return good, broken, delta
+
+
+def sync(root: Path, config: Any, index: Any, keys: set[str] | None = None,
+         snapshot: Mapping[str, Stat] | None = None) -> SyncResult:
+    """Update `index` for `keys` (files, and folders as "dir/"), or reconcile the whole vault
+    (from `snapshot`, when the disk was already scanned)."""
+    start = time.perf_counter()
+    stale = getattr(index, "stale_reason", lambda: None)()
+    if stale is not None:  # missing, damaged or built with other settings: rebuild from the files
+        report = index.update(None)
+        done = sorted({*report.added, *report.changed, *report.removed}) if report else []
+        return SyncResult(updated=done, report=report, seconds=time.perf_counter() - start, rebuilt=stale)
+    if keys is not None and not any(k.endswith("/") for k in keys) and len(keys) <= 900:
+        # the common case, a few saved files: no need for the whole per-file table
+        paths, settle = set(keys), set()
+        counts = indexed_counts(index, paths)
+    else:
+        paths, settle = plan(root, index.indexed_files(), keys, snapshot)
+        counts = indexed_counts(index, paths if len(paths) <= 900 else None)
+    good, broken, delta = screen(root, config, paths, counts or {})
+    result = SyncResult(updated=good, broken=broken, broken_delta=delta)
+    if good or settle:
+        result.report = index.update(sorted({*good, *settle}))
+    result.seconds = time.perf_counter() - start
+    return result
