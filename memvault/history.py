@@ -15,9 +15,10 @@ compared in UTC.
 from __future__ import annotations
 
 import functools
+import re
 from collections import OrderedDict
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from .errors import GitError, InputError, NotFoundError
@@ -49,6 +50,10 @@ HISTORY_DEFAULTS: dict[str, Any] = {"pack_loose": PACK_LOOSE_DEFAULT, "snapshots
 _UNSET: Any = object()
 
 
+# what can only be meant as a git revision: HEAD~3, main^, a commit id
+REVISION_RE = re.compile(r"^(?:HEAD|@|[0-9a-f]{7,40}|[\w./-]+(?=[~^]))(?:[~^]\d*)*$")
+
+
 @dataclass(frozen=True, slots=True)
 class TimePoint:
     """A moment to look at: a time, and the commit when a git revision named one."""
@@ -56,9 +61,11 @@ class TimePoint:
     at: datetime  # in UTC
     commit: Commit | None = None
     text: str = ""
+    tz: tzinfo = UTC  # the vault's zone, for output
 
     def describe(self) -> dict[str, Any]:
-        return {"time": iso(self.at), "given": self.text, "commit": self.commit.sha if self.commit else None}
+        return {"time": iso(self.at.astimezone(self.tz)), "given": self.text,
+                "commit": self.commit.sha if self.commit else None}
 
 
 class History:
@@ -116,18 +123,20 @@ class History:
         if isinstance(when, datetime):
             if when.tzinfo is None:
                 when = when.replace(tzinfo=self.config.tz)
-            return TimePoint(when.astimezone(UTC), None, when.isoformat())
+            return TimePoint(when.astimezone(UTC), None, when.isoformat(), self.config.tz)
         from .timeparse import parse_time
 
         try:
-            return TimePoint(parse_time(when, self.config.tz, day_end=day_end).astimezone(UTC), None, when)
+            return TimePoint(parse_time(when, self.config.tz, day_end=day_end).astimezone(UTC), None, when, self.config.tz)
         except InputError as exc:
             repo = self.repo
             commit = repo.resolve(when.strip()) if repo is not None else None
+            if commit is None and repo is not None and REVISION_RE.match(when.strip()):
+                raise InputError(f"{when.strip()!r} is not a revision in this repository (nor a time)") from None
             if commit is None:
                 hint = "" if repo is not None else " (git revisions need the vault to be a git repository)"
                 raise InputError(f"{exc}; or a git revision such as HEAD~3, a commit id or a tag{hint}") from None
-            return TimePoint(commit.date, commit, when)
+            return TimePoint(commit.date, commit, when, self.config.tz)
 
     def commit_at(self, point: TimePoint) -> Commit | None:
         """The commit recorded time reads at `point`; None before the first commit."""
@@ -151,8 +160,8 @@ class History:
             return
         if oldest.sha in boundary and point.at < oldest.date:
             raise GitError(
-                f"this is a shallow clone: its history starts at {iso(oldest.date)}, after "
-                f"{iso(point.at)}; run `git fetch --unshallow` to look further back"
+                f"this is a shallow clone: its history starts at {iso(oldest.date.astimezone(self.config.tz))}, after "
+                f"{iso(point.at.astimezone(self.config.tz))}; run `git fetch --unshallow` to look further back"
             )
 
     def snapshot(self, commit: Commit) -> Snapshot:
@@ -440,11 +449,11 @@ class History:
                 else:
                     state[path] = blob
             current = _find(event_id, self.loader.versions(state), self.loader.text)
-            _note_change(out, previous, current, commit)
+            _note_change(out, previous, current, commit, self.config.tz)
             previous = current
         on_disk = self.loader.worktree_files(sorted(set(state) | {file}))
         current = _find(event_id, on_disk, self.loader.text)
-        _note_change(out, previous, current, None)
+        _note_change(out, previous, current, None, self.config.tz)
         return out
 
     def _history_of_gone(self, event_id: str) -> dict[str, Any]:
@@ -544,7 +553,8 @@ def _find(event_id: str, versions: dict[str, Any], text_of: Any) -> tuple[str, s
     return None
 
 
-def _note_change(out: list[dict[str, Any]], before: tuple[str, str] | None, after: tuple[str, str] | None, commit: Commit | None) -> None:
+def _note_change(out: list[dict[str, Any]], before: tuple[str, str] | None, after: tuple[str, str] | None,
+                 commit: Commit | None, tz: tzinfo) -> None:
     if before == after:
         return
     if before is None:
@@ -557,7 +567,7 @@ def _note_change(out: list[dict[str, Any]], before: tuple[str, str] | None, afte
         change = "edited"
     out.append({
         "commit": commit.sha if commit else None,
-        "date": iso(commit.date) if commit else None,
+        "date": iso(commit.date.astimezone(tz)) if commit else None,
         "change": change if commit else f"{change} (uncommitted)",
         "file": (after or before)[0],  # type: ignore[index]
         "old": before[1] if before else None,

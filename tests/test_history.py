@@ -394,3 +394,24 @@ def test_recorded_asof_query_searches_the_text_as_it_was(small):
     assert ids(vault.as_of("2026-02-22T10:00:00Z", "afternoon", recorded=True)) == ["2026-02-21T16:00"]
     assert "2026-02-14T15:00" not in ids(vault.as_of("2026-02-22T10:00:00Z", "dark", recorded=True))
     assert vault.as_of("2020-01-01", "dark", recorded=True) == []
+
+
+def test_history_json_times_are_in_the_vault_zone_and_bad_revisions_are_named(runner, sample_vault):
+    import json as _json
+
+    from memvault.cli import cli
+
+    from .conftest import git as _git
+
+    _git(sample_vault, "init", "-q")
+    _git(sample_vault, "add", "-A")
+    _git(sample_vault, "commit", "-q", "-m", "seed", env={"GIT_COMMITTER_DATE": "2026-02-22T12:00:00+00:00",
+                                                        "GIT_AUTHOR_DATE": "2026-02-22T12:00:00+00:00"})
+    out = runner.invoke(cli, ["history", "2026-02-14T14:30", "--json"])
+    assert out.exit_code == 0, out.output
+    dates = [c["date"] for c in _json.loads(out.output)["commits"]]
+    assert dates and all(d.endswith("+01:00") for d in dates)  # Europe/Berlin in February
+    changes = _json.loads(runner.invoke(cli, ["changes", "--since", "2026-02-20", "--json"]).output)
+    assert changes["since"]["time"].endswith("+01:00")
+    bad = runner.invoke(cli, ["asof", "HEAD~99", "--recorded"])
+    assert bad.exit_code == 2 and "'HEAD~99' is not a revision in this repository" in bad.output
