@@ -210,3 +210,15 @@ def test_init_inside_an_existing_repository_does_not_nest_one(runner, tmp_path):
     committed = git(outer, "show", "--name-only", "--format=", "HEAD").split()
     assert "vault/memvault.toml" in committed and "todo.txt" not in committed
     assert "A  todo.txt" in git(outer, "status", "--porcelain")
+
+
+def test_demo_without_a_directory_uses_a_new_temporary_one(runner, tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    first = runner.invoke(cli, ["demo"])
+    second = runner.invoke(cli, ["demo"])
+    assert first.exit_code == 0 and second.exit_code == 0, first.output + second.output
+    made = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("memvault-demo-"))
+    assert len(made) == 2

@@ -140,12 +140,17 @@ def _list_text(items: list[dict]) -> str:
 
 
 @cli.command()
-@click.argument("directory", type=click.Path(file_okay=False))
-def demo(directory: str) -> None:
-    """Build a demo vault in DIRECTORY (the seed's story, committed day by day) and tour it."""
+@click.argument("directory", required=False, type=click.Path(file_okay=False))
+def demo(directory: str | None) -> None:
+    """Build a demo vault in DIRECTORY (default: a new temporary folder) and tour it.
+
+    The vault holds the seed's story, dated relative to today and committed day by day.
+    """
+    import tempfile
+
     from ..demo import build_demo, demo_dates
 
-    root = build_demo(Path(directory))
+    root = build_demo(Path(directory) if directory else Path(tempfile.mkdtemp(prefix="memvault-demo-")))
     click.echo(f"demo vault in {root}\n")
     for args in _tour(demo_dates()["d0"]):
         click.echo("$ memvault " + " ".join(f"'{a}'" if " " in a else a for a in args))
