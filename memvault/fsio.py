@@ -46,6 +46,38 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int | None = None) -> N
         raise
 
 
+def replace_if_unchanged(path: Path, data: bytes, expected: bytes | None) -> bool:
+    """Atomically write `data` to `path` only if the file still holds `expected` (None: absent).
+
+    The lock only serialises memvault processes; an editor saving in place (truncate, then
+    write) does not take it. The temp file is written and synced first, so the window between
+    the comparison and the rename is as short as it can be. False: the file changed meanwhile
+    (the caller reads it again and redoes its edit), and nothing was written.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".mvtmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+            now = path.read_bytes()
+        except FileNotFoundError:
+            os.chmod(tmp, 0o644)
+            now = None
+        if now != expected:
+            os.unlink(tmp)
+            return False
+        os.replace(tmp, path)
+        return True
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
 @contextlib.contextmanager
 def locked(lock_path: Path, *, timeout: float = 10.0, what: str = "the vault") -> Iterator[None]:
     """Hold an exclusive lock on `lock_path`; wait up to `timeout` seconds, then fail clearly."""

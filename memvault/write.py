@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
 from .config import CONFIG_NAME, local_zone_name
 from .errors import InputError, MemvaultError, NotFoundError
-from .fsio import atomic_write, decode_text, locked
+from .fsio import atomic_write, decode_text, locked, replace_if_unchanged
 from .model import Event
 from .parse import H2_RE, META_RE, parse_log
 from .render import render_entry
@@ -19,6 +20,7 @@ from .vault import LOG_DIR, Vault
 
 TEMPLATE = Path(__file__).resolve().parent / "vault_template"
 BOM = b"\xef\xbb\xbf"
+WRITE_ATTEMPTS = 20
 OPTION_KEYS = ("id", "supersedes", "reconfirms", "confidence", "tags", "source", "importance", "scope", "expires")
 
 
@@ -141,14 +143,24 @@ def log_entry(
     refuse_secrets(render_entry(draft), where="the new entry")
     path = vault.log_path_for(when.date().isoformat())
     rel = path.relative_to(vault.root).as_posix()
+    path.parent.mkdir(parents=True, exist_ok=True)
     with locked(vault.lock_path, what=rel):
-        raw = path.read_bytes() if path.exists() else b""
-        old, notes = decode_text(raw)
-        if notes:
-            raise MemvaultError(f"{rel}:{notes[0][0]}: {notes[0][1]}; logging would rewrite those bytes, "
-                                "so fix the file first (memvault check lists it)")
-        new_text, line = insert_entry(old, draft, rel, vault)
-        atomic_write(path, _same_encoding(new_text, raw))
+        for _attempt in range(WRITE_ATTEMPTS):
+            # Someone editing the file in place (an editor, a sync tool) does not take our lock:
+            # write only over the bytes the entry was inserted into, else read again.
+            before = path.read_bytes() if path.exists() else None
+            raw = before or b""
+            old, notes = decode_text(raw)
+            if notes:
+                raise MemvaultError(f"{rel}:{notes[0][0]}: {notes[0][1]}; logging would rewrite those bytes, "
+                                    "so fix the file first (memvault check lists it)")
+            new_text, line = insert_entry(old, draft, rel, vault)
+            if replace_if_unchanged(path, _same_encoding(new_text, raw), before):
+                break
+            time.sleep(0.02 * (_attempt + 1))
+        else:
+            raise MemvaultError(f"{rel} kept changing while the entry was being added ({WRITE_ATTEMPTS} tries); "
+                                "nothing was written, try again")
     parsed = parse_log(new_text, rel, vault.config)
     for ev in parsed.events:
         if ev.line == line:

@@ -1,0 +1,43 @@
+"""Regressions found by the second hands-on QA pass: each test failed before its fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memvault import write
+from memvault.cli import cli
+from memvault.vault import Vault
+
+
+def _plain_vault(root: Path, zone: str = "UTC") -> Path:
+    (root / "memory").mkdir(parents=True, exist_ok=True)
+    (root / "memvault.toml").write_text(f'[vault]\ntimezone = "{zone}"\n')
+    (root / "memory" / "2026-02-21.md").write_text("# 2026-02-21\n\n## 09:00 - Belief\nUser likes tea\n")
+    return root
+
+
+def test_log_does_not_write_over_an_in_place_save_made_while_it_inserted(runner, vault_dir, monkeypatch):
+    # A person's editor saving the daily log in place (it takes no memvault lock) between log's
+    # read and its replace: log wrote its stale copy over the save, losing the person's edit (and
+    # when it read the file mid-save, everything after the half that was written).
+    _plain_vault(vault_dir)
+    daily = vault_dir / "memory" / "2026-02-21.md"
+    real_insert = write.insert_entry
+    saves = []
+
+    def insert_while_a_person_saves(old, event, rel, vault):
+        result = real_insert(old, event, rel, vault)
+        if not saves:  # the editor's in-place save lands now, once
+            with open(daily, "r+", encoding="utf-8") as fh:
+                text = fh.read().replace("User likes tea", "User likes green tea")
+                fh.seek(0)
+                fh.truncate()
+                fh.write(text)
+            saves.append(text)
+        return result
+
+    monkeypatch.setattr(write, "insert_entry", insert_while_a_person_saves)
+    result = runner.invoke(cli, ["log", "--at", "2026-02-21 10:00", "agent note", "--json"])
+    assert result.exit_code == 0, result.output
+    contents = [e.content for e in Vault.open(vault_dir).events]
+    assert contents == ["User likes green tea", "agent note"]
