@@ -75,7 +75,7 @@ def _git_init(target: Path) -> None:
 
 
 def _check_text(text: str) -> str:
-    body = text.strip("\n")
+    body = _strip_trailing_space(text.strip("\n"))
     if not body.strip():
         raise InputError("nothing to log: the entry text is empty")
     lines = body.split("\n")
@@ -91,6 +91,19 @@ def _check_text(text: str) -> str:
         hint = f"use --{key}" if key in OPTION_KEYS else "reword it"
         raise InputError(f"the text's last line {last!r} would be read as the entry's {key.title()}: metadata; {hint}")
     return body
+
+
+def _strip_trailing_space(body: str) -> str:
+    """Trailing whitespace `check` would warn about (MV104) goes; hard breaks and code keep theirs."""
+    from .validate import fence_mask, is_hard_break
+
+    lines = body.split("\n")
+    fenced = fence_mask(lines)
+    for i, line in enumerate(lines):
+        following = lines[i + 1] if i + 1 < len(lines) else None
+        if not fenced[i] and not is_hard_break(line, following):
+            lines[i] = line.rstrip()
+    return "\n".join(lines)
 
 
 def _check_id(vault: Vault, entry_id: str) -> None:

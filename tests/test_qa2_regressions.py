@@ -41,3 +41,16 @@ def test_log_does_not_write_over_an_in_place_save_made_while_it_inserted(runner,
     assert result.exit_code == 0, result.output
     contents = [e.content for e in Vault.open(vault_dir).events]
     assert contents == ["User likes green tea", "agent note"]
+
+
+def test_log_leaves_no_trailing_whitespace_for_check_to_warn_about(runner, vault_dir):
+    # `memvault log "text "` (or text piped in with trailing blanks) wrote lines that the next
+    # `memvault check` flagged as MV104; a Markdown hard break and code keep their spaces.
+    _plain_vault(vault_dir)
+    text = "first line \nhard break  \nnext\t\n```\ncode  \n```\nlast  "
+    result = runner.invoke(cli, ["log", "--at", "2026-02-21 10:00", "-"], input=text)
+    assert result.exit_code == 0, result.output
+    check = runner.invoke(cli, ["check", "--json"])
+    assert check.exit_code == 0 and '"problems": []' in check.output, check.output
+    content = Vault.open(vault_dir).get(result.output.strip()).content
+    assert content == "first line\nhard break  \nnext\n```\ncode  \n```\nlast"
