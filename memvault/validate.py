@@ -243,6 +243,7 @@ def is_hard_break(line: str, following: str | None) -> bool:
     return (
         line.endswith("  ") and line.rstrip(" ") == line.rstrip() and bool(line.strip())
         and not line.lstrip().startswith("#") and following is not None and bool(following.strip())
+        and not following.lstrip().startswith("#")  # a heading ends the paragraph: no break to keep
     )
 
 

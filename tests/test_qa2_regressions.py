@@ -54,3 +54,18 @@ def test_log_leaves_no_trailing_whitespace_for_check_to_warn_about(runner, vault
     assert check.exit_code == 0 and '"problems": []' in check.output, check.output
     content = Vault.open(vault_dir).get(result.output.strip()).content
     assert content == "first line\nhard break  \nnext\n```\ncode  \n```\nlast"
+
+
+def test_check_fix_leaves_nothing_for_a_second_fix(runner, vault_dir):
+    # Spaces at the end of an entry's last line, right before the next entry's heading, were taken
+    # for a Markdown hard break: not reported; once --fix put the entries in time order the line
+    # came last and a second `check` warned MV104.
+    _plain_vault(vault_dir)
+    (vault_dir / "memory" / "2026-02-20.md").write_text(
+        "# 2026-02-20\n\n## 10:00 - Belief\nfoo tea   \n## 09:00 - Observation\nbar coffee\n")
+    first = runner.invoke(cli, ["check", "--json"])
+    assert '"MV104"' in first.output and '"MV015"' in first.output, first.output
+    runner.invoke(cli, ["check", "--fix"])
+    again = runner.invoke(cli, ["check", "--json"])
+    assert again.exit_code == 0 and '"problems": []' in again.output, again.output
+    assert [e.content for e in Vault.open(vault_dir).events if e.file.endswith("20.md")] == ["bar coffee", "foo tea"]
