@@ -461,6 +461,16 @@ def cycle_problems(timeline: Timeline) -> list[Problem]:
     return out
 
 
+def _aliases_name_an_entry(src: SourceFile | None, ev: Event, target: str, tl: Timeline) -> bool:
+    """Every `[[target|alias]]` of `ev` has an entry id as its alias (curate writes these when a
+    heading occurs twice in a day; the parser keeps only the target, memvault resolves the alias)."""
+    if src is None:
+        return False
+    text = "\n".join(src.lines[ev.line - 1:ev.end_line])
+    found = re.findall(r"\[\[" + re.escape(target) + r"(?:\|([^\[\]]*))?\]\]", text)
+    return bool(found) and all(alias.strip() in tl.by_id for alias in found)
+
+
 def _line_of(src: SourceFile | None, ev: Event, needle: str) -> tuple[int, int]:
     if src is not None:
         for i in range(ev.line - 1, min(ev.end_line, len(src.lines))):
@@ -482,6 +492,8 @@ def link_problems(
     for ev in events:
         for target in dict.fromkeys((*ev.links, *ev.sources)):
             reason, code = _check_link(target, ev, timeline, log_dates, sections)
+            if code == "MV402" and _aliases_name_an_entry(sources.get(ev.file), ev, target, timeline):
+                continue
             if reason:
                 line, col = _line_of(sources.get(ev.file), ev, target)
                 out.append(_p(ev.file, line, code, f"link [[{target}]] {reason}", col=col))

@@ -69,3 +69,23 @@ def test_check_fix_leaves_nothing_for_a_second_fix(runner, vault_dir):
     again = runner.invoke(cli, ["check", "--json"])
     assert again.exit_code == 0 and '"problems": []' in again.output, again.output
     assert [e.content for e in Vault.open(vault_dir).events if e.file.endswith("20.md")] == ["bar coffee", "foo tea"]
+
+
+def test_check_accepts_the_id_aliased_source_links_curate_writes(runner, vault_dir):
+    # Two corrections logged in the same second share a heading; curate links each with its id as
+    # the alias (`[[2026-02-21#10:00:05 - Correction|2026-02-21T10:00-2]]`), and the next `check`
+    # warned MV402 "ambiguous" on its own output because the parser keeps only the link's target.
+    _plain_vault(vault_dir)
+    (vault_dir / "memory" / "2026-02-22.md").write_text(
+        "# 2026-02-22\n\n## 10:00:05 - Correction\nWeekly updates move to Monday mornings\n\n"
+        "## 10:00:05 - Correction\nDeploys happen only on Tuesdays now\n")
+    (vault_dir / "MEMORY.md").write_text("# Long-Term Memory\n\n## Notes\n")
+    applied = runner.invoke(cli, ["curate", "--yes", "--at", "2026-02-23", "--json"])
+    assert applied.exit_code == 0, applied.output
+    memory = (vault_dir / "MEMORY.md").read_text()
+    assert "|2026-02-22T10:00-2]]" in memory, memory
+    check = runner.invoke(cli, ["check", "--json"])
+    assert '"problems": []' in check.output, check.output
+    # an alias that is no entry's id does not hide the ambiguity
+    (vault_dir / "MEMORY.md").write_text(memory.replace("|2026-02-22T10:00-2]]", "|nope]]"))
+    assert '"MV402"' in runner.invoke(cli, ["check", "--json"]).output
