@@ -7,7 +7,7 @@ import re
 import shutil
 import time
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from .config import CONFIG_NAME, local_zone_name
@@ -141,7 +141,10 @@ def log_entry(
     body = _check_text(text)
     if entry_id is not None:
         _check_id(vault, entry_id)
-    when = (at or vault.now()).astimezone(vault.config.tz).replace(microsecond=0)
+    # Through UTC: astimezone() to the zone a time already carries returns it unchanged, so a wall
+    # time the clock skips (02:30 on a spring-forward day) would be written as a heading that
+    # does not exist; this names the instant it stands for (03:30).
+    when = (at or vault.now()).astimezone(UTC).astimezone(vault.config.tz).replace(microsecond=0)
     if check_refs and (supersedes or reconfirms):
         supersedes = _pin_ref(vault, supersedes) if supersedes else None
         reconfirms = tuple(_pin_ref(vault, ref) for ref in reconfirms)

@@ -89,3 +89,16 @@ def test_check_accepts_the_id_aliased_source_links_curate_writes(runner, vault_d
     # an alias that is no entry's id does not hide the ambiguity
     (vault_dir / "MEMORY.md").write_text(memory.replace("|2026-02-22T10:00-2]]", "|nope]]"))
     assert '"MV402"' in runner.invoke(cli, ["check", "--json"]).output
+
+
+def test_log_at_a_time_the_clock_skips_writes_the_instant_it_stands_for(runner, vault_dir):
+    # New York skips 02:00-03:00 on 2026-03-08: `log --at "2026-03-08 02:30"` wrote a "## 02:30"
+    # heading, a time that never happened, printed in JSON as 02:30-05:00 (which is 03:30 EDT).
+    _plain_vault(vault_dir, "America/New_York")
+    result = runner.invoke(cli, ["log", "--at", "2026-03-08 02:30", "skipped hour"])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == "2026-03-08T03:30"
+    assert "## 03:30 - Observation" in (vault_dir / "memory" / "2026-03-08.md").read_text()
+    ev = Vault.open(vault_dir).get("2026-03-08T03:30")
+    assert ev.timestamp.isoformat() == "2026-03-08T03:30:00-04:00"
+    assert ev.timestamp.utcoffset().total_seconds() == -4 * 3600
