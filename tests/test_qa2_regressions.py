@@ -8,6 +8,8 @@ from memvault import write
 from memvault.cli import cli
 from memvault.vault import Vault
 
+from .conftest import git
+
 
 def _plain_vault(root: Path, zone: str = "UTC") -> Path:
     (root / "memory").mkdir(parents=True, exist_ok=True)
@@ -102,3 +104,13 @@ def test_log_at_a_time_the_clock_skips_writes_the_instant_it_stands_for(runner, 
     ev = Vault.open(vault_dir).get("2026-03-08T03:30")
     assert ev.timestamp.isoformat() == "2026-03-08T03:30:00-04:00"
     assert ev.timestamp.utcoffset().total_seconds() == -4 * 3600
+
+
+def test_a_temp_file_left_by_a_killed_write_is_ignored_by_git(runner, tmp_path):
+    # kill -9 during `memvault log` (or curate, check --fix) can leave `.DATE.md.XXXX.mvtmp` next
+    # to the daily log: it showed up in `git status` and went in with the next `git add -A`.
+    target = tmp_path / "v"
+    assert runner.invoke(cli, ["init", str(target)]).exit_code == 0
+    (target / "memory" / ".2026-02-21.md.k3j2h1.mvtmp").write_text("# 2026-02-21\n\n## 09:00 - Bel")
+    (target / ".MEMORY.md.abc123.mvtmp").write_text("# Long-Term")
+    assert git(target, "status", "--porcelain", "--untracked-files=all").strip() == ""
