@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .config import Config
-from .fsio import atomic_write, locked
+from .fsio import locked, replace_if_unchanged
 from .parse import TITLE_RE
 from .validate import LOOSE_HEADING_RE, SourceFile, canonical_heading, minute, trailing_ws_lines
 from .vault import Vault, iter_markdown, parse_text
@@ -151,13 +151,17 @@ def fix_vault(vault: Vault, paths: Sequence[str] = ()) -> dict[str, list[str]]:
     for rel in paths or list(iter_markdown(vault.root)):
         full = vault.root / rel
         with locked(vault.lock_path, what=rel):
-            try:
-                raw = Path(full).read_bytes()
-            except OSError:
-                continue
-            src = load_source(rel, raw, vault.config)
-            text, codes = fix_source(src, vault.config)
-            if codes:
-                atomic_write(full, encode(src, text))
-                fixed[rel] = codes
+            for _attempt in range(5):  # a file that keeps changing is left alone (check reports it)
+                try:
+                    raw = Path(full).read_bytes()
+                except OSError:
+                    break
+                src = load_source(rel, raw, vault.config)
+                text, codes = fix_source(src, vault.config)
+                if not codes:
+                    break
+                # An editor saving in place takes no lock: replace only the bytes that were fixed.
+                if replace_if_unchanged(full, encode(src, text), raw):
+                    fixed[rel] = codes
+                    break
     return fixed

@@ -114,3 +114,32 @@ def test_a_temp_file_left_by_a_killed_write_is_ignored_by_git(runner, tmp_path):
     (target / "memory" / ".2026-02-21.md.k3j2h1.mvtmp").write_text("# 2026-02-21\n\n## 09:00 - Bel")
     (target / ".MEMORY.md.abc123.mvtmp").write_text("# Long-Term")
     assert git(target, "status", "--porcelain", "--untracked-files=all").strip() == ""
+
+
+def test_check_fix_does_not_write_over_an_in_place_save_made_while_it_fixed(runner, vault_dir, monkeypatch):
+    # Like log: `check --fix` read a daily log, fixed it, and replaced it with its fixed copy even
+    # when an editor had saved the file in place meanwhile, losing that save.
+    from memvault import fixes
+
+    _plain_vault(vault_dir)
+    daily = vault_dir / "memory" / "2026-02-21.md"
+    daily.write_text("# 2026-02-21\n## 09:00 -  Belief\nUser likes tea\n")
+    real_fix = fixes.fix_source
+    saves = []
+
+    def fix_while_a_person_saves(src, config):
+        result = real_fix(src, config)
+        if not saves and src.path.endswith("21.md"):
+            with open(daily, "r+", encoding="utf-8") as fh:
+                text = fh.read().replace("User likes tea", "User likes green tea")
+                fh.seek(0)
+                fh.truncate()
+                fh.write(text)
+            saves.append(text)
+        return result
+
+    monkeypatch.setattr(fixes, "fix_source", fix_while_a_person_saves)
+    result = runner.invoke(cli, ["check", "--fix", "--json"])
+    assert result.exit_code == 0, result.output
+    assert daily.read_text() == "# 2026-02-21\n\n## 09:00 - Belief\nUser likes green tea\n"
+    assert '"memory/2026-02-21.md"' in result.output  # reported as fixed: the second try was
