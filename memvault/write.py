@@ -219,6 +219,20 @@ def _minute(when: datetime) -> datetime:
     return when.replace(second=0, microsecond=0)
 
 
+def log_result(vault: Vault, event: Event) -> dict:
+    """What `log --json` prints: where the entry went, its time, and the ids its references name
+    (a program that passed a description or a link learns which entry it superseded)."""
+    def target(ref: str) -> str | None:
+        return vault.timeline.index.resolve(ref, event).target
+
+    return {
+        "id": event.id, "file": event.file, "line": event.line, "end_line": event.end_line,
+        "timestamp": event.timestamp.isoformat() if event.timestamp else None,
+        "supersedes": target(event.supersedes) if event.supersedes else None,
+        "reconfirms": [target(ref) for ref in event.reconfirms],
+    }
+
+
 def _pin_ref(vault: Vault, ref: str) -> str:
     """Check a reference resolves now; a description is written as the id it resolves to.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from memvault import write
@@ -143,3 +144,21 @@ def test_check_fix_does_not_write_over_an_in_place_save_made_while_it_fixed(runn
     assert result.exit_code == 0, result.output
     assert daily.read_text() == "# 2026-02-21\n\n## 09:00 - Belief\nUser likes green tea\n"
     assert '"memory/2026-02-21.md"' in result.output  # reported as fixed: the second try was
+
+
+def test_log_json_names_the_ids_a_description_or_link_resolved_to(runner, vault_dir):
+    # An agent passing `--supersedes "belief about tea"` (or a [[link]]) got back only the new id,
+    # file and line: which entry it had superseded took another `show`.
+    _plain_vault(vault_dir)
+    (vault_dir / "memory" / "2026-02-21.md").write_text(
+        "# 2026-02-21\n\n## 09:00 - Belief\nUser likes tea\n\n## 09:30 - Observation\nDeploys on Friday\n")
+    result = runner.invoke(cli, ["log", "--type", "correction", "--at", "2026-02-21 10:00", "--json",
+                                 "--supersedes", "belief about tea", "--reconfirms", "[[2026-02-21#09:30]]",
+                                 "User likes coffee, not tea"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["supersedes"] == "2026-02-21T09:00" and data["reconfirms"] == ["2026-02-21T09:30"]
+    assert data["timestamp"] == "2026-02-21T10:00:00+00:00"
+    vault = Vault.open(vault_dir)
+    assert vault.as_dict(vault.get(data["id"]))["supersedes"] == data["supersedes"]
+    assert (data["file"], data["line"], data["end_line"]) == ("memory/2026-02-21.md", 9, 12)

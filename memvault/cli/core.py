@@ -53,7 +53,7 @@ def log(ctx, text, etype, at, supersedes, reconfirms, confidence, importance, ta
     """
     from ..errors import InputError
     from ..parse import parse_importance
-    from ..write import log_entry
+    from ..write import log_entry, log_result
 
     vault = open_vault(ctx)
     imp = None
@@ -68,7 +68,7 @@ def log(ctx, text, etype, at, supersedes, reconfirms, confidence, importance, ta
         tags=tuple(t.strip() for t in tags.split(",") if t.strip()), source=source, scope=scope, expires=parse_when(vault, expires),
         entry_id=entry_id,
     )
-    emit({"id": event.id, "file": event.file, "line": event.line}, as_json, lambda d: d["id"])
+    emit(log_result(vault, event), as_json, lambda d: d["id"])
 
 
 @cli.command()
