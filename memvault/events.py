@@ -197,6 +197,7 @@ class Timeline:
         self.supersedes: dict[str, str] = {}
         self.superseded_by: dict[str, list[str]] = defaultdict(list)
         self.reconfirmed_by: dict[str, list[str]] = defaultdict(list)
+        self.reconfirms_of: dict[str, list[str]] = defaultdict(list)  # reconfirmer -> targets
         self.problems: list[Problem] = []
         if edges is None:
             self._build()
@@ -221,6 +222,7 @@ class Timeline:
                 res = self.index.resolve(ref, ev)
                 if res.ok:
                     self.reconfirmed_by[res.target].append(ev.id)  # type: ignore[index]
+                    self.reconfirms_of[ev.id].append(res.target)  # type: ignore[arg-type]
                 else:
                     self.problems.append(Problem(ev.file, ev.line, _describe(res, ref, "Reconfirms"), code="MV012"))
         for ids in self.superseded_by.values():
@@ -234,6 +236,7 @@ class Timeline:
         for src, target in reconfirms:
             if src in self.by_id:
                 self.reconfirmed_by[target].append(src)
+                self.reconfirms_of[src].append(target)
         for ids in self.superseded_by.values():
             ids.sort(key=lambda i: sort_key(self.by_id[i]))
 
@@ -353,4 +356,12 @@ class Timeline:
             "updated": iso(event.updated),
             "previous": event.previous,
             "sources": list(event.sources),
+            "reconfirms": list(self.reconfirms_of.get(event.id, ())) if event.reconfirms else [],
+            "reconfirms_ref": list(event.reconfirms),
+            "reconfirmed_by": self.reconfirmers_at(event, when),
         }
+
+    def reconfirmers_at(self, event: Event, at: datetime) -> list[str]:
+        """Ids of the entries that reconfirm `event` by `at` (they reset its decay)."""
+        return [rid for rid in self.reconfirmed_by.get(event.id, ())
+                if (ts := self.by_id[rid].timestamp) is None or ts <= at]

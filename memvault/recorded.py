@@ -191,6 +191,7 @@ class StateTimeline(Timeline):
             self.supersedes: dict[str, str] = {}
             self.superseded_by: dict[str, list[str]] = defaultdict(list)
             self.reconfirmed_by: dict[str, list[str]] = defaultdict(list)
+            self.reconfirms_of = defaultdict(list)
             self.problems = []
             holders = list(chain.from_iterable(v.holders for v in self.blocks))
             extra = [r[0] for r in self.stragglers if r[0].supersedes or r[0].reconfirms]

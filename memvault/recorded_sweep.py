@@ -153,6 +153,7 @@ class _Holders(Timeline):
         self.supersedes = {}
         self.superseded_by = defaultdict(list)
         self.reconfirmed_by = defaultdict(list)
+        self.reconfirms_of = defaultdict(list)
         self.problems = []
         self._build()
 

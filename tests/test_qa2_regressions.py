@@ -162,3 +162,18 @@ def test_log_json_names_the_ids_a_description_or_link_resolved_to(runner, vault_
     vault = Vault.open(vault_dir)
     assert vault.as_dict(vault.get(data["id"]))["supersedes"] == data["supersedes"]
     assert (data["file"], data["line"], data["end_line"]) == ("memory/2026-02-21.md", 9, 12)
+
+
+def test_entry_json_shows_reconfirmations_both_ways(runner, vault_dir):
+    # A reconfirmation resets an entry's decay, but the JSON shape had no trace of it: neither the
+    # reconfirming entry's targets nor the reconfirmed entry's reconfirmers.
+    _plain_vault(vault_dir)
+    (vault_dir / "memory" / "2026-02-22.md").write_text(
+        "# 2026-02-22\n\n## 10:00 - Observation\nStill likes tea\nReconfirms: [[2026-02-21#09:00]]\n")
+    shown = json.loads(runner.invoke(cli, ["show", "2026-02-22T10:00", "--json"]).output)
+    assert shown["reconfirms"] == ["2026-02-21T09:00"]
+    assert shown["reconfirms_ref"] == ["[[2026-02-21#09:00]]"]
+    old = json.loads(runner.invoke(cli, ["show", "2026-02-21T09:00", "--json"]).output)
+    assert old["reconfirmed_by"] == ["2026-02-22T10:00"] and old["reconfirms"] == []
+    before = json.loads(runner.invoke(cli, ["asof", "2026-02-21 12:00", "--json"]).output)
+    assert [e["reconfirmed_by"] for e in before] == [[]]  # not yet reconfirmed then
