@@ -61,8 +61,9 @@ Source: user
 """),
     ("{d3}", """# {d3}
 
-## 09:00 - Observation
+## 09:00 - Correction
 Atlas CI now takes 6 minutes after splitting the integration tests. #atlas #ci
+Supersedes: {d1}T11:00
 
 ## 10:00 - Observation
 Atlas is still on SQLite with 2k users and no load problems. #atlas
