@@ -212,6 +212,14 @@ def test_init_inside_an_existing_repository_does_not_nest_one(runner, tmp_path):
     assert "A  todo.txt" in git(outer, "status", "--porcelain")
 
 
+def test_demo_without_git_fails_with_a_clear_error(runner, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))  # no git on PATH
+    result = runner.invoke(cli, ["demo", str(tmp_path / "demo")])
+    assert result.exit_code == 1
+    assert "git is not installed or not on PATH" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
 def test_demo_without_a_directory_uses_a_new_temporary_one(runner, tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     import tempfile
