@@ -2,9 +2,27 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .errors import MemvaultError
-from .model import Event, Problem
-from .vault import Vault
+
+if TYPE_CHECKING:
+    from .model import Event, Problem
+    from .vault import Vault
 
 __version__ = "0.1.0"
 __all__ = ["Vault", "Event", "Problem", "MemvaultError", "__version__"]
+
+# Imported on first use: `import memvault` happens on every CLI start (`memvault --help`
+# included), and the vault/events/parse chain is most of that start-up time.
+_LAZY = {"Vault": "vault", "Event": "model", "Problem": "model"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,7 +11,7 @@ import subprocess
 from datetime import date, timedelta
 from pathlib import Path
 
-from .errors import MemvaultError
+from .errors import GitError
 from .fsio import atomic_write
 from .write import init_vault
 
@@ -61,8 +61,9 @@ Source: user
 """),
     ("{d3}", """# {d3}
 
-## 09:00 - Observation
+## 09:00 - Correction
 Atlas CI now takes 6 minutes after splitting the integration tests. #atlas #ci
+Supersedes: {d1}T11:00
 
 ## 10:00 - Observation
 Atlas is still on SQLite with 2k users and no load problems. #atlas
@@ -87,7 +88,7 @@ def build_demo(target: Path, today: date | None = None) -> Path:
     """Create the demo vault in `target` (which must not hold a vault)."""
     dates = demo_dates(today)
     root = init_vault(Path(target), timezone="UTC", git=False)
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    _git(root, ["init", "-q"], dict(os.environ))
     _commit(root, "memvault: new vault", f"{dates['d0']}T08:00:00+00:00")
     for day, text in DAYS:
         day = day.format(**dates)
@@ -102,7 +103,14 @@ def _commit(root: Path, message: str, when: str) -> None:
     env.setdefault("GIT_AUTHOR_EMAIL", "demo@memvault.invalid")
     env.setdefault("GIT_COMMITTER_NAME", env["GIT_AUTHOR_NAME"])
     env.setdefault("GIT_COMMITTER_EMAIL", env["GIT_AUTHOR_EMAIL"])
-    for args in (["add", "-A"], ["commit", "-q", "--no-verify", "-m", message]):
+    _git(root, ["add", "-A"], env)
+    _git(root, ["commit", "-q", "--no-verify", "-m", message], env)
+
+
+def _git(root: Path, args: list[str], env: dict[str, str]) -> None:
+    try:
         proc = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise MemvaultError(f"git {args[0]} failed in {root}: {proc.stderr.strip()}")
+    except FileNotFoundError:
+        raise GitError("git is not installed or not on PATH; the demo needs it") from None
+    if proc.returncode != 0:
+        raise GitError(f"git {args[0]} failed in {root}: {proc.stderr.strip()}")

@@ -11,6 +11,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, Literal
 
 from . import decay
@@ -42,6 +43,13 @@ def stem(word: str) -> str:
         if len(w) > len(suffix) + 2 and w.endswith(suffix):
             return w[: -len(suffix)] + ("y" if suffix == "ies" else "")
     return w
+
+
+@lru_cache(maxsize=65536)
+def _stems(text: str) -> frozenset[str]:
+    """The stemmed words of an entry's text, computed once: every text reference without a
+    date scores every earlier entry of the vault against its words."""
+    return frozenset(stem(w) for w in WORD_RE.findall(text))
 
 
 @dataclass
@@ -140,7 +148,7 @@ class EventIndex:
         if not keys:
             return self._one(pool, "")
         scored = sorted(
-            ((len(keys & {stem(w) for w in WORD_RE.findall(f"{e.title} {e.content}")}) / len(keys), e) for e in pool),
+            ((len(keys & _stems(f"{e.title} {e.content}")) / len(keys), e) for e in pool),
             key=lambda pair: -pair[0],
         )
         best = scored[0][0]

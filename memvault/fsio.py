@@ -119,16 +119,6 @@ def _read_holder(fd: int) -> str:
     return f" (pid {pid})" if pid.isdigit() else ""
 
 
-def append_locked(path: Path, text: str, lock_path: Path, *, timeout: float = 10.0) -> None:
-    """Append `text` to `path` under `lock_path`, as one atomic replace."""
-    with locked(lock_path, timeout=timeout):
-        try:
-            old = Path(path).read_bytes()
-        except FileNotFoundError:
-            old = b""
-        atomic_write(path, old + text.encode("utf-8"))
-
-
 def read_text(path: Path) -> tuple[str, list[tuple[int, str]]]:
     """Read a Markdown file as text, never failing on its content.
 

@@ -220,20 +220,6 @@ class GitRepo:
                 files[path] = parts[2]
         return files
 
-    def worktree_blobs(self) -> dict[str, str]:
-        """Blob ids of tracked vault files whose working-tree copy matches the index."""
-        from .vault import is_vault_markdown
-
-        staged = self.run("ls-files", "-s", "-z", "--", *VAULT_PATHSPECS)
-        dirty = set(self.run("diff-files", "--name-only", "-z", "--relative", "--", *VAULT_PATHSPECS).split("\0"))
-        out: dict[str, str] = {}
-        for record in staged.split("\0"):
-            meta, _, path = record.partition("\t")
-            parts = meta.split()
-            if len(parts) == 3 and parts[0] in ("100644", "100755") and path not in dirty and is_vault_markdown(path):
-                out[path] = parts[1]
-        return out
-
     def blobs(self, shas: Iterable[str]) -> dict[str, bytes]:
         return self._blobs.read(shas)
 

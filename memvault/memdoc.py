@@ -72,9 +72,6 @@ class MemoryDoc:
     def block_ids(self) -> set[str]:
         return {b for bullet in self.bullets for b in bullet.event.block_ids}
 
-    def text_len(self) -> int:
-        return len("\n".join(self.lines))
-
 
 def norm_section(name: str) -> str:
     return " ".join(name.lower().split())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta, tzinfo
+from datetime import date, datetime, time, tzinfo
 from typing import Any
 
 from .config import Config
@@ -570,7 +570,3 @@ def _curated(
 
 def midnight(day: date, tz: tzinfo) -> datetime:
     return datetime.combine(day, time(0), tz)
-
-
-def end_of_day(day: date, tz: tzinfo) -> datetime:
-    return datetime.combine(day + timedelta(days=1), time(0), tz) - timedelta(microseconds=1)

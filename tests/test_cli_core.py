@@ -149,7 +149,7 @@ def test_demo_builds_a_committed_story_and_tours_it(runner, tmp_path):
     vault = Vault.open(target)
     assert vault.problems == []
     superseded = [e for e in vault.events if vault.timeline.status(e) == "superseded"]
-    assert len(superseded) == 2 and all(e.type == "belief" for e in superseded)
+    assert sorted(e.type for e in superseded) == ["belief", "belief", "observation"]
     assert git(target, "log", "--format=%s").count("memvault: log") == 4
     assert "$ memvault list" in result.output and "$ memvault check" in result.output
     assert "Error" not in result.output
@@ -210,6 +210,14 @@ def test_init_inside_an_existing_repository_does_not_nest_one(runner, tmp_path):
     committed = git(outer, "show", "--name-only", "--format=", "HEAD").split()
     assert "vault/memvault.toml" in committed and "todo.txt" not in committed
     assert "A  todo.txt" in git(outer, "status", "--porcelain")
+
+
+def test_demo_without_git_fails_with_a_clear_error(runner, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))  # no git on PATH
+    result = runner.invoke(cli, ["demo", str(tmp_path / "demo")])
+    assert result.exit_code == 1
+    assert "git is not installed or not on PATH" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
 def test_demo_without_a_directory_uses_a_new_temporary_one(runner, tmp_path, monkeypatch):

@@ -289,6 +289,15 @@ def test_status_counts(vault, backend):
         assert st.size_bytes > 0 and st.last_update is not None
 
 
+def test_indexed_event_counts_per_file(vault, backend):
+    write_log(vault.root, "2026-02-14", entry("10:00", "Observation", "a"), entry("11:00", "Observation", "b"))
+    write_log(vault.root, "2026-02-15", entry("10:00", "Observation", "c"))
+    with open_index(vault, backend) as index:
+        index.update()
+        assert index.indexed_event_counts() == {"memory/2026-02-14.md": 2, "memory/2026-02-15.md": 1}
+        assert index.indexed_event_counts(["memory/2026-02-15.md", "memory/nope.md"]) == {"memory/2026-02-15.md": 1}
+
+
 def test_deleting_the_index_loses_nothing(vault, backend):
     import shutil
 

@@ -286,6 +286,11 @@ class Index:
         except sqlite3.DatabaseError:
             return {}
 
+    def indexed_event_counts(self, paths: list[str] | None = None) -> dict[str, int]:
+        """Entries the index holds per indexed file (all, or those of `paths` it holds)."""
+        conn, _ = self._open()
+        return store.file_event_counts(conn, paths)
+
     def size_bytes(self) -> int:
         """Bytes on disk of this backend's index (store and text directory)."""
         parts = [self.db_path] + (list((self.dir / self.backend).rglob("*")) if (self.dir / self.backend).is_dir() else [])

@@ -231,6 +231,19 @@ def file_states(conn: sqlite3.Connection, paths: list[str] | None = None) -> dic
     return out
 
 
+def file_event_counts(conn: sqlite3.Connection, paths: list[str] | None = None) -> dict[str, int]:
+    """Entries held per indexed file, of every file or of just `paths`."""
+    sql = "SELECT path, events FROM files"
+    if paths is None:
+        return {p: int(n) for p, n in conn.execute(sql)}
+    out: dict[str, int] = {}
+    for start in range(0, len(paths), 500):
+        chunk = paths[start : start + 500]
+        rows = conn.execute(f"{sql} WHERE path IN ({','.join('?' * len(chunk))})", chunk)
+        out.update({p: int(n) for p, n in rows})
+    return out
+
+
 def put_file(conn: sqlite3.Connection, path: str, size: int, mtime_ns: int, sha: str,
              n_events: int, problems: list[Problem]) -> None:
     conn.execute(

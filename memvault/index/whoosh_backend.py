@@ -15,6 +15,7 @@ import warnings
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..fsio import atomic_write
 from ..rank import EXHAUSTIVE, Plan
 from ..textproc import Query
 from .engine import Doc
@@ -72,7 +73,7 @@ class WhooshEngine:
         self._new_generation()
 
     def _new_generation(self) -> None:
-        (self.directory / GENERATION_FILE).write_text(uuid.uuid4().hex)
+        atomic_write(self.directory / GENERATION_FILE, uuid.uuid4().hex)
 
     def begin(self) -> None:
         self._writer = self.ix.writer(timeout=30.0)

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sqlite3
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import MemvaultError
 from ..vault import LOG_DIR, MEMORY_FILE, parse_path
 from .paths import expand, is_ignored, is_watched_file
 
@@ -187,20 +189,10 @@ def split_by_hash(root: Path, disk: Mapping[str, Stat], candidates: set[str],
 
 def indexed_counts(index: Any, paths: Iterable[str] | None = None) -> dict[str, int] | None:
     """Entries the index holds per indexed file (all, or those of `paths` that are indexed),
-    or None when the index cannot say."""
-    public = getattr(index, "indexed_event_counts", None)
-    if public is not None:
-        return public(paths)
-    try:  # the store's per-file table; no public accessor yet (see docs/watch.md)
-        conn, _ = index._open()  # noqa: SLF001
-        if paths is None:
-            rows = conn.execute("SELECT path, events FROM files")
-        else:
-            wanted = sorted(set(paths))[:900]  # SQLite's bound-parameter limit
-            rows = conn.execute(f"SELECT path, events FROM files WHERE path IN ({','.join('?' * len(wanted))})",
-                                wanted)
-        return {p: int(n) for p, n in rows}
-    except Exception:
+    or None when the index cannot say (damaged, being replaced)."""
+    try:
+        return index.indexed_event_counts(None if paths is None else sorted(set(paths)))
+    except (sqlite3.Error, OSError, MemvaultError):
         return None
 
 

@@ -366,10 +366,7 @@ class Watcher:
     def _count(self) -> None:
         """Files and entries in the index (one small query); entries on disk as the watcher
         knows them: the index plus what the files that fail to parse hold now."""
-        try:
-            counts = indexed_counts(self.index)
-        except Exception:
-            counts = None
+        counts = indexed_counts(self.index)
         if counts is None:
             return
         self.record.files_indexed = len(counts)
