@@ -146,8 +146,8 @@ def log_entry(
     # does not exist; this names the instant it stands for (03:30).
     when = (at or vault.now()).astimezone(UTC).astimezone(vault.config.tz).replace(microsecond=0)
     if check_refs and (supersedes or reconfirms):
-        supersedes = _pin_ref(vault, supersedes) if supersedes else None
-        reconfirms = tuple(_pin_ref(vault, ref) for ref in reconfirms)
+        supersedes = _pin_ref(vault, supersedes, when, "supersede") if supersedes else None
+        reconfirms = tuple(_pin_ref(vault, ref, when, "reconfirm") for ref in reconfirms)
     draft = Event(
         id=entry_id or "", type=etype, timestamp=when, content=body, file="", line=0, end_line=0,
         confidence0=1.0 if confidence is None else confidence, importance=importance,
@@ -233,8 +233,9 @@ def log_result(vault: Vault, event: Event) -> dict:
     }
 
 
-def _pin_ref(vault: Vault, ref: str) -> str:
-    """Check a reference resolves now; a description is written as the id it resolves to.
+def _pin_ref(vault: Vault, ref: str, when: datetime, verb: str) -> str:
+    """Check a reference resolves now, to an entry not later than the new one; a description
+    is written as the id it resolves to.
 
     A description is matched against the entries that exist when it is read, so a later
     backfill could change what it means; the id cannot change.
@@ -244,6 +245,11 @@ def _pin_ref(vault: Vault, ref: str) -> str:
         raise InputError(f"reference {ref!r} is ambiguous; candidates: {', '.join(res.candidates)}")
     if not res.ok:
         raise NotFoundError(f"reference {ref!r} does not resolve: {res.reason}")
+    target = vault.timeline.by_id[res.target]  # type: ignore[index]
+    if target.timestamp is not None and target.timestamp > when:
+        raise InputError(
+            f"the new entry ({when.isoformat()}) cannot {verb} {res.target}, which is later "
+            f"({target.timestamp.isoformat()}); log it with a later --at")
     literal = ref.strip()
     if literal == res.target or literal.startswith(("[[", "![[", "^")):
         return literal

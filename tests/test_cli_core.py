@@ -230,3 +230,10 @@ def test_demo_without_a_directory_uses_a_new_temporary_one(runner, tmp_path, mon
     assert first.exit_code == 0 and second.exit_code == 0, first.output + second.output
     made = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("memvault-demo-"))
     assert len(made) == 2
+
+
+def test_log_refuses_to_supersede_a_later_entry(runner, sample_vault):
+    result = runner.invoke(cli, ["log", "--at", "2026-02-10 09:00", "--type", "correction",
+                                 "--supersedes", "2026-02-14T14:30", "earlier"])
+    assert result.exit_code == 2 and "which is later" in result.output
+    assert not (sample_vault / "memory" / "2026-02-10.md").exists()
