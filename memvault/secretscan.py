@@ -120,7 +120,8 @@ class SecretFinding:
     code: str
 
     def message(self) -> str:
-        return f"looks like a {self.kind}; secrets must not be stored in memory (value not shown)"
+        article = "an" if self.kind[:1].lower() in "aeiou" else "a"
+        return f"looks like {article} {self.kind}; secrets must not be stored in memory (value not shown)"
 
 
 def entropy(value: str) -> float:
@@ -306,6 +307,6 @@ def refuse_secrets(text: str, *, where: str) -> None:
     if hits:
         h = hits[0]
         raise InputError(
-            f"refusing to write {where}: line {h.line}, column {h.col} {h.message()}. "
+            f"refusing to write {where}: line {h.line}, column {h.col} of what would be written {h.message()}. "
             f"If this is a reviewed false positive, add '{ALLOW_MARK}' to that line."
         )
