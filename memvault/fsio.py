@@ -27,23 +27,7 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int | None = None) -> N
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    if mode is None:
-        try:
-            mode = path.stat().st_mode & 0o7777
-        except FileNotFoundError:
-            mode = 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".mvtmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    _replace_via_temp(path, raw, mode=mode)
 
 
 def replace_if_unchanged(path: Path, data: bytes, expected: bytes | None) -> bool:
@@ -55,21 +39,33 @@ def replace_if_unchanged(path: Path, data: bytes, expected: bytes | None) -> boo
     (the caller reads it again and redoes its edit), and nothing was written.
     """
     path = Path(path)
+
+    def unchanged() -> bool:
+        try:
+            return path.read_bytes() == expected
+        except FileNotFoundError:
+            return expected is None
+
+    return _replace_via_temp(path, data, ready=unchanged)
+
+
+def _replace_via_temp(path: Path, raw: bytes, *, mode: int | None = None, ready=None) -> bool:
+    """Temp file beside `path`, synced, then renamed over it if `ready()` (default: always)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".mvtmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            fh.write(raw)
             fh.flush()
             os.fsync(fh.fileno())
-        try:
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-            now = path.read_bytes()
-        except FileNotFoundError:
-            os.chmod(tmp, 0o644)
-            now = None
-        if now != expected:
+        if ready is not None and not ready():
             os.unlink(tmp)
             return False
+        if mode is None:
+            try:
+                mode = path.stat().st_mode & 0o7777
+            except FileNotFoundError:
+                mode = 0o644
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
         return True
     except BaseException:
