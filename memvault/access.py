@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from .fsio import DERIVED_DIR
+from .sqlutil import in_chunks
 
 FILE = "access.sqlite"
 
@@ -63,9 +64,7 @@ def stats(root: Path, ids: Iterable[str] | None = None) -> dict[str, Access]:
         else:
             wanted = list(dict.fromkeys(ids))
             rows = []
-            for start in range(0, len(wanted), 500):
-                chunk = wanted[start : start + 500]
-                marks = ",".join("?" * len(chunk))
+            for chunk, marks in in_chunks(wanted):
                 rows += conn.execute(f"SELECT id, count, last FROM access WHERE id IN ({marks})", chunk).fetchall()
     finally:
         conn.close()

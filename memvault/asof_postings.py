@@ -29,6 +29,7 @@ from .asof_search import StateSearch, _Postings, analyse, newest
 from .model import Event
 from .rank import Weights
 from .recorded_index import StaleIndex
+from .sqlutil import in_chunks
 
 if TYPE_CHECKING:
     from .recorded_index import RecordedIndex
@@ -139,9 +140,8 @@ class PostingStore:
     def _write(self, added: dict[str, tuple[array, array, array]], keys: list[tuple[str, str]], first: int) -> None:
         if first:  # append to the stored rows of the terms seen again
             terms = list(added)
-            for start in range(0, len(terms), 500):
-                chunk = terms[start : start + 500]
-                query = f"SELECT term, vid, doc, freq FROM postings WHERE term IN ({','.join('?' * len(chunk))})"
+            for chunk, marks in in_chunks(terms):
+                query = f"SELECT term, vid, doc, freq FROM postings WHERE term IN ({marks})"
                 for term, *blobs in self.db.execute(query, chunk).fetchall():
                     old = [array(code) for code in "iid"]
                     for arr, blob in zip(old, blobs, strict=True):

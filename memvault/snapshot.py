@@ -27,6 +27,7 @@ from .gitrepo import Commit, GitRepo
 from .model import Event
 from .recorded import NEVER_LIVE, StateTimeline, VersionInfos, VersionTable
 from .spans import live_interval
+from .sqlutil import in_chunks
 
 CACHE_FILE = "history.sqlite"
 SCHEMA = 2  # 2: live intervals stored beside the events
@@ -213,9 +214,8 @@ class ParseCache:
             return
         wanted = set(keys)
         blobs = list(dict.fromkeys(blob for _, blob in keys))
-        for start in range(0, len(blobs), 500):
-            chunk = blobs[start : start + 500]
-            query = f"SELECT path, blob, events, spans FROM parsed WHERE blob IN ({','.join('?' * len(chunk))})"
+        for chunk, marks in in_chunks(blobs):
+            query = f"SELECT path, blob, events, spans FROM parsed WHERE blob IN ({marks})"
             for row in db.execute(query, chunk):
                 if (row[0], row[1]) in wanted:
                     yield row

@@ -41,6 +41,7 @@ from ..rank import (
     rank_candidates,
     score_ceiling,
 )
+from ..sqlutil import in_chunks
 from ..textproc import ANALYZER_VERSION, analyzed, parse_query
 from ..vault import BIG_FILE, LOG_DIR, MEMORY_FILE, SKIP_DIRS, is_vault_markdown, parse_text
 from . import links, store
@@ -551,15 +552,12 @@ def docs_by_file(rows: list[tuple[int, Event]]) -> list[Doc]:
 
 def _events_of_files(conn: sqlite3.Connection, files: list[str]) -> list[tuple[int, Event]]:
     out: list[tuple[int, Event]] = []
-    for start in range(0, len(files), 500):
-        chunk = files[start : start + 500]
-        out += store.load_events(conn, f"file IN ({','.join('?' * len(chunk))})", tuple(chunk))
+    for chunk, marks in in_chunks(files):
+        out += store.load_events(conn, f"file IN ({marks})", tuple(chunk))
     return out
 
 
 def _delete_files(conn: sqlite3.Connection, files: list[str]) -> None:
-    for start in range(0, len(files), 500):
-        chunk = files[start : start + 500]
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in in_chunks(files):
         conn.execute(f"DELETE FROM events WHERE file IN ({marks})", chunk)
         conn.execute(f"DELETE FROM files WHERE path IN ({marks})", chunk)

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 
 from ..events import DATE_RE, ID_SPACE_RE, LINK_RE, EventIndex, Timeline, sort_key
 from ..model import Event
+from ..sqlutil import CHUNK, in_chunks
 from . import store
 
 CYCLE = "cycle"
@@ -124,9 +125,7 @@ def update(conn: sqlite3.Connection, removed: list[tuple[int, Event]], added: li
         return
     srcs = set(added_rowids)
     wanted = sorted(scopes | {"all"})
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in in_chunks(wanted):
         srcs.update(r for (r,) in conn.execute(f"SELECT src_rowid FROM ref_scopes WHERE scope IN ({marks})", chunk))
     if not srcs:
         return
@@ -151,9 +150,7 @@ def update(conn: sqlite3.Connection, removed: list[tuple[int, Event]], added: li
 
 
 def _delete_refs(conn: sqlite3.Connection, rowids: list[int]) -> None:
-    for start in range(0, len(rowids), 500):
-        chunk = rowids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in in_chunks(rowids):
         conn.execute(f"DELETE FROM refs WHERE src_rowid IN ({marks})", chunk)
         conn.execute(f"DELETE FROM ref_scopes WHERE src_rowid IN ({marks})", chunk)
 
@@ -224,7 +221,7 @@ def edges_for(conn: sqlite3.Connection, ids: set[str]) -> tuple[dict[str, str], 
     involved = set(ids)
     todo = set(ids)
     while todo:
-        chunk = list(todo)[:500]
+        chunk = list(todo)[:CHUNK]
         todo -= set(chunk)
         marks = ",".join("?" * len(chunk))
         for src, kind, target in conn.execute(

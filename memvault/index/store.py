@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..model import Event, Problem
+from ..sqlutil import in_chunks
 
 SCHEMA_VERSION = 5
 
@@ -175,10 +176,9 @@ def _when(epoch: float | None) -> datetime | None:
 
 def load_heads(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, Head]:
     out: dict[int, Head] = {}
-    for start in range(0, len(rowids), 500):
-        chunk = rowids[start : start + 500]
+    for chunk, marks in in_chunks(rowids):
         rows = conn.execute("SELECT rowid, id, ts, kind, importance, confidence0, updated FROM events "
-                            f"WHERE rowid IN ({','.join('?' * len(chunk))})", chunk)
+                            f"WHERE rowid IN ({marks})", chunk)
         out.update((r, Head(i, _when(ts), k, imp, c0, _when(upd))) for r, i, ts, k, imp, c0, upd in rows)
     return out
 
@@ -198,9 +198,7 @@ def load_events(conn: sqlite3.Connection, where: str = "", args: tuple[Any, ...]
 
 def load_rowids(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, Event]:
     out: dict[int, Event] = {}
-    for start in range(0, len(rowids), 500):
-        chunk = rowids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in in_chunks(rowids):
         out.update(load_events(conn, f"rowid IN ({marks})", tuple(chunk)))
     return out
 
@@ -208,9 +206,7 @@ def load_rowids(conn: sqlite3.Connection, rowids: list[int]) -> dict[int, Event]
 def load_ids(conn: sqlite3.Connection, ids: set[str]) -> list[Event]:
     wanted = list(ids)
     out: list[Event] = []
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in in_chunks(wanted):
         out += [e for _, e in load_events(conn, f"id IN ({marks})", tuple(chunk))]
     return out
 
@@ -224,9 +220,8 @@ def file_states(conn: sqlite3.Connection, paths: list[str] | None = None) -> dic
     if paths is None:
         return {p: (s, m, h) for p, s, m, h in conn.execute(sql)}
     out: dict[str, tuple[int, int, str]] = {}
-    for start in range(0, len(paths), 500):
-        chunk = paths[start : start + 500]
-        rows = conn.execute(f"{sql} WHERE path IN ({','.join('?' * len(chunk))})", chunk)
+    for chunk, marks in in_chunks(paths):
+        rows = conn.execute(f"{sql} WHERE path IN ({marks})", chunk)
         out.update({p: (s, m, h) for p, s, m, h in rows})
     return out
 
@@ -237,9 +232,8 @@ def file_event_counts(conn: sqlite3.Connection, paths: list[str] | None = None) 
     if paths is None:
         return {p: int(n) for p, n in conn.execute(sql)}
     out: dict[str, int] = {}
-    for start in range(0, len(paths), 500):
-        chunk = paths[start : start + 500]
-        rows = conn.execute(f"{sql} WHERE path IN ({','.join('?' * len(chunk))})", chunk)
+    for chunk, marks in in_chunks(paths):
+        rows = conn.execute(f"{sql} WHERE path IN ({marks})", chunk)
         out.update({p: int(n) for p, n in rows})
     return out
 
@@ -294,8 +288,7 @@ def term_docs(conn: sqlite3.Connection, terms: Iterable[str]) -> tuple[dict[str,
     """({term: documents holding it}, number of documents)."""
     wanted = list(dict.fromkeys([DOCS_KEY, *terms]))
     got: dict[str, int] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        got.update(conn.execute(f"SELECT term, docs FROM terms WHERE term IN ({','.join('?' * len(chunk))})", chunk))
+    for chunk, marks in in_chunks(wanted):
+        got.update(conn.execute(f"SELECT term, docs FROM terms WHERE term IN ({marks})", chunk))
     n = got.pop(DOCS_KEY, 0)
     return got, n
