@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .config import Config
 from .errors import GitError
+from .layout import problem_at, read_file
 from .model import Event
 from .vault import LOG_DIR, MEMORY_FILE, parse_text
 from .watch.paths import is_watched_file
@@ -170,7 +171,7 @@ def changed_files(root: Path, prefix: str) -> list[tuple[str, str]]:
     found: dict[str, str] = {}
     for status, path in parse_porcelain(out):
         rel = path[len(prefix):] if prefix and path.startswith(prefix) else path
-        if is_watched_file(rel):
+        if is_watched_file(rel) and problem_at(root, rel) is None:  # never commit a link (layout.py)
             found[rel] = status
     return sorted((s, p) for p, s in found.items())
 
@@ -181,14 +182,15 @@ def _head_text(root: Path, prefix: str, rel: str) -> str:
 
 
 def describe_changes(root: Path, prefix: str, config: Config, files: list[tuple[str, str]]) -> list[FileChange]:
-    from .fsio import read_text
+    from .errors import UnsafePath
+    from .fsio import decode_text
 
     out = []
     for status, rel in files:
         old = parse_text(_head_text(root, prefix, rel), rel, config).events if status != "A" else []
         try:
-            new = parse_text(read_text(root / rel)[0], rel, config).events if status != "D" else []
-        except OSError:
+            new = parse_text(decode_text(read_file(root, rel))[0], rel, config).events if status != "D" else []
+        except (OSError, UnsafePath):
             new, status = [], "D"
         kind = {"A": "added", "D": "deleted"}.get(status, "modified")
         out.append(diff_events(rel, kind, old, new))

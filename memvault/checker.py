@@ -26,18 +26,22 @@ from pathlib import Path
 from typing import Any
 
 from .config import CONFIG_NAME, Config
-from .errors import ConfigError, GitError, InputError
+from .errors import ConfigError, GitError, InputError, UnsafePath
 from .events import DATE_RE, ID_SPACE_RE, LINK_RE, STOPWORDS, WORD_RE, Timeline, stem
 from .fsio import decode_text
+from .layout import in_layout, read_file, staged_link_problem, vault_paths
 from .model import Event, Problem
 from .parse import ParsedFile, log_date
 from .validate import MEMORY_FILE, SourceFile, by_stem, disabled_codes, memory_budget, run_rules
 from .vault import BIG_FILE, Vault, is_vault_markdown, iter_markdown, parse_text
 
+__all__ = ["CheckReport", "check_vault", "load_source", "vault_paths"]
+
 DEFAULT_ID_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})T\d{1,2}:\d{2}(?:-\d+)?$")
 HEAD_RE = re.compile(rb"^##[ \t]", re.M)
 TYPE_WORDS = {"belief", "decision", "observation", "correction"}
 MAX_CHAIN_ROUNDS = 25
+LINK_MODE = "120000"  # git's mode for a symbolic link
 
 
 @dataclass
@@ -89,16 +93,18 @@ class WorkingTree:
 
     def __init__(self, root: Path):
         self.root = root
+        self.skipped: list[Problem] = []  # what the last `paths()` did not read (layout.py)
 
     def paths(self) -> list[str]:
-        return list(iter_markdown(self.root))
+        self.skipped = []
+        return list(iter_markdown(self.root, self.skipped))
 
     def read(self, paths: Iterable[str]) -> dict[str, bytes | None]:
         out: dict[str, bytes | None] = {}
         for rel in paths:
             try:
-                out[rel] = (self.root / rel).read_bytes()
-            except OSError:
+                out[rel] = read_file(self.root, rel)
+            except (OSError, UnsafePath):
                 out[rel] = None
         return out
 
@@ -143,6 +149,7 @@ class GitIndex:
         self.root = root
         self.env = _git_env()
         self.prefix = self._git("rev-parse", "--show-prefix").strip()
+        self.skipped: list[Problem] = []  # staged links (see `staged`)
 
     def _git(self, *args: str, ok: tuple[int, ...] = (0,), stdin: bytes | None = None) -> str:
         return self._run(args, ok, stdin).decode("utf-8", "surrogateescape")
@@ -160,13 +167,22 @@ class GitIndex:
         return proc.stdout
 
     def staged(self) -> list[str]:
-        """Vault-relative paths added, copied, modified, renamed or retyped in the index."""
-        out = self._git("diff", "--cached", "--name-only", "-z", "--diff-filter=ACMRT", "--relative")
-        return [p for p in out.split("\0") if p]
+        """Vault-relative paths added, copied, modified, renamed or retyped in the index;
+        symbolic links in the layout are left out, as problems in `skipped`."""
+        out = self._git("diff", "--cached", "--raw", "--no-renames", "-z", "--diff-filter=ACMRT", "--relative")
+        fields = out.split("\0")
+        names, self.skipped = [], []
+        for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+            if meta.split()[1:2] == [LINK_MODE] and in_layout(path):
+                self.skipped.append(staged_link_problem(path))
+            elif path:
+                names.append(path)
+        return names
 
     def paths(self) -> list[str]:
-        out = self._git("ls-files", "-z", "--cached", "--", MEMORY_FILE, "memory")
-        return sorted({p for p in out.split("\0") if p and is_vault_markdown(p)})
+        out = self._git("ls-files", "-z", "--cached", "--stage", "--", MEMORY_FILE, "memory")
+        rows = (row.partition("\t") for row in out.split("\0") if row)
+        return sorted({p for meta, _, p in rows if not meta.startswith(LINK_MODE) and is_vault_markdown(p)})
 
     @cached_property
     def dirty(self) -> set[str]:
@@ -188,8 +204,8 @@ class GitIndex:
                 blobs.append(rel)
                 continue
             try:
-                out[rel] = (self.root / rel).read_bytes()
-            except OSError:  # e.g. outside a sparse checkout
+                out[rel] = read_file(self.root, rel)
+            except (OSError, UnsafePath):  # e.g. outside a sparse checkout
                 blobs.append(rel)
         out.update(self._blobs(blobs))
         return {rel: out[rel] for rel in paths}
@@ -480,13 +496,26 @@ def _check(vault: Vault, paths: Sequence[str], staged: bool, now: datetime) -> C
             config = staged_config(source, config)
             disabled_codes(config)  # a bad [checks] or [curate] table fails the commit
             memory_budget(config)
-        return _partial("staged", source, [n for n in names if is_vault_markdown(n)], config, now)
+        report = _partial("staged", source, [n for n in names if is_vault_markdown(n)], config, now)
+        return _with_skipped(report, source.skipped, config)
     tree = WorkingTree(vault.root)
     if paths:
-        return _partial("paths", tree, vault_paths(vault.root, paths), config, now)
+        skipped: list[Problem] = []
+        report = _partial("paths", tree, vault_paths(vault.root, paths, skipped), config, now)
+        return _with_skipped(report, skipped, config)
     all_paths = tree.paths()
     files = [load_source(rel, raw, config) for rel, raw in tree.read(all_paths).items()]
-    return CheckReport("vault", all_paths, run_rules(files, config, now=now, all_paths=all_paths))
+    report = CheckReport("vault", all_paths, run_rules(files, config, now=now, all_paths=all_paths))
+    return _with_skipped(report, tree.skipped, config)
+
+
+def _with_skipped(report: CheckReport, skipped: list[Problem], config: Config) -> CheckReport:
+    """The report with what the layout rule did not read (links, non-files, unreadable folders)."""
+    off = disabled_codes(config)
+    if skipped:
+        report.problems = sorted(report.problems + [p for p in skipped if p.code not in off],
+                                 key=lambda p: (p.path, p.line, p.col, p.code))
+    return report
 
 
 def _partial(mode: str, source: WorkingTree | GitIndex, focus: list[str], config: Config, now: datetime) -> CheckReport:
@@ -498,23 +527,3 @@ def _partial(mode: str, source: WorkingTree | GitIndex, focus: list[str], config
     context = loader.load(files)
     problems = run_rules(files, config, now=now, all_paths=loader.all_paths, context=context)
     return CheckReport(mode, focus, problems, context_files=len(context))
-
-
-def vault_paths(root: Path, given: Sequence[str]) -> list[str]:
-    """PATHS (files or folders, relative to the current directory) -> vault-relative files."""
-    out: list[str] = []
-    for item in given:
-        full = Path(item).expanduser().resolve()
-        try:
-            rel = full.relative_to(root).as_posix()
-        except ValueError:
-            raise InputError(f"{item} is not inside the vault {root}") from None
-        if full.is_dir():
-            out.extend(p for p in iter_markdown(root) if rel in (".", "") or p.startswith(rel + "/"))
-        elif not full.exists():
-            raise InputError(f"{item}: no such file")
-        elif is_vault_markdown(rel):
-            out.append(rel)
-        else:
-            raise InputError(f"{item} is not a vault file (MEMORY.md or memory/**/*.md)")
-    return sorted(dict.fromkeys(out))

@@ -27,6 +27,7 @@ from .curate_settings import Settings
 from .errors import InputError, MemvaultError
 from .events import Timeline
 from .fsio import atomic_write, decode_text, locked
+from .layout import read_file, writable
 from .memdoc import (
     ANNOTATION_RE,
     BLOCK_ID_RE,
@@ -128,8 +129,9 @@ def digest(raw: bytes | None) -> str | None:
 
 
 def _read(path: Path) -> bytes | None:
+    """A file in the vault root by the layout rule: a link there raises UnsafePath, never followed."""
     try:
-        return path.read_bytes()
+        return read_file(path.parent, path.name)
     except FileNotFoundError:
         return None
 
@@ -504,6 +506,9 @@ def apply(vault: Vault, plan: Plan, choice: Mapping[str, tuple[str, ...]] | None
     counts = {k: sum(1 for p in plan.proposals if p.kind == k and p.key in chosen) for k in ("add", "update", "reconfirm")}
     counts["archive"] = len(archived)
     with locked(vault.lock_path, what=MEMORY_FILE):
+        writable(vault.root, MEMORY_FILE)  # never through a link (layout.py)
+        if archived:
+            writable(vault.root, plan.settings.archive_file)
         if digest(_read(plan.path)) != plan.digest:
             raise StaleMemory(
                 f"{plan.path}: changed on disk since curate read it; nothing was written. "
@@ -523,7 +528,7 @@ def apply(vault: Vault, plan: Plan, choice: Mapping[str, tuple[str, ...]] | None
 def _append_archive(plan: Plan, archived: list[Proposal]) -> None:
     """Archived bullets keep their exact text, under the day and section they left."""
     path = plan.archive_path
-    old = decode_text(path.read_bytes())[0] if path.exists() else ""
+    old = decode_text(_read(path) or b"")[0]
     parts = [old.rstrip("\n") + "\n\n"] if old.strip() else [
         "# Archived memory\n\nBullets `memvault curate` moved out of MEMORY.md to keep it within its budget.\n\n"]
     parts.append(f"## {plan.at.date().isoformat()}\n")

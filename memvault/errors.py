@@ -29,3 +29,12 @@ class LockTimeout(MemvaultError):
 
 class GitError(MemvaultError):
     """A git operation failed, or the vault is not a git repository."""
+
+
+class UnsafePath(MemvaultError):
+    """A vault path memvault must not read or write: a symbolic link on the way, or not a
+    regular file (see memvault/layout.py). Carries the check problem that names it."""
+
+    def __init__(self, message: str, problem=None):
+        super().__init__(message)
+        self.problem = problem

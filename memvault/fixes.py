@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .config import Config
 from .fsio import locked, replace_if_unchanged
+from .layout import problem_at
 from .parse import TITLE_RE
 from .validate import LOOSE_HEADING_RE, SourceFile, canonical_heading, minute, trailing_ws_lines
 from .vault import Vault, iter_markdown, parse_text
@@ -149,6 +150,8 @@ def fix_vault(vault: Vault, paths: Sequence[str] = ()) -> dict[str, list[str]]:
 
     fixed: dict[str, list[str]] = {}
     for rel in paths or list(iter_markdown(vault.root)):
+        if problem_at(vault.root, rel) is not None:
+            continue  # a link or not a file: never read or written (layout.py); check reports it
         full = vault.root / rel
         with locked(vault.lock_path, what=rel):
             for _attempt in range(5):  # a file that keeps changing is left alone (check reports it)

@@ -339,13 +339,15 @@ class SnapshotLoader:
 
     def worktree_files(self, paths: Iterable[str], reuse: dict[str, list[Event]] | None = None) -> dict[str, FileVersion]:
         """Working-tree versions of `paths` (missing files are left out)."""
+        from .errors import UnsafePath
+        from .layout import read_file
         from .vault import parse_text
 
         files: dict[str, FileVersion] = {}
         for rel in paths:
             try:
-                raw = (self.root / rel).read_bytes()
-            except OSError:
+                raw = read_file(self.root, rel)
+            except (OSError, UnsafePath):  # gone, or a link memvault does not follow (layout.py)
                 continue
             blob = blob_id(raw)
             text = self._texts.get(blob)

@@ -7,23 +7,22 @@ commands that only write (e.g. `log`) stay fast.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from .config import CONFIG_NAME, Config
-from .errors import NotFoundError, VaultNotFound
+from .errors import NotFoundError, UnsafePath, VaultNotFound
 from .events import Timeline
-from .fsio import DERIVED_DIR, read_text
+from .fsio import DERIVED_DIR, decode_text
+from .layout import LOG_DIR, MEMORY_FILE, SKIP_DIRS, is_vault_markdown, iter_markdown, read_file
 from .model import Event, Problem
 from .parse import ParsedFile, log_date, parse_log, parse_memory
 
+__all__ = ["LOG_DIR", "MEMORY_FILE", "SKIP_DIRS", "Vault", "is_vault_markdown", "iter_markdown"]
+
 ENV_VAR = "MEMVAULT_VAULT"
-MEMORY_FILE = "MEMORY.md"
-LOG_DIR = "memory"
-SKIP_DIRS = {".git", DERIVED_DIR, ".obsidian", ".trash", "node_modules"}
 BIG_FILE = 10 * 1024 * 1024
 
 
@@ -47,40 +46,6 @@ def discover(path: str | os.PathLike[str] | None = None, cwd: Path | None = None
     )
 
 
-def iter_markdown(root: Path) -> Iterator[str]:
-    """Vault-relative POSIX paths of the files memvault reads: MEMORY.md and memory/**/*.md."""
-    if (root / MEMORY_FILE).is_file():
-        yield MEMORY_FILE
-    base = root / LOG_DIR
-    if not base.is_dir():
-        return
-    stack = [base]
-    while stack:
-        folder = stack.pop()
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.name.startswith(".") or entry.name in SKIP_DIRS:
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                stack.append(Path(entry.path))
-            elif entry.name.endswith(".md") and entry.is_file():
-                yield Path(entry.path).relative_to(root).as_posix()
-
-
-def is_vault_markdown(relpath: str) -> bool:
-    """True for paths `iter_markdown` would return."""
-    if relpath == MEMORY_FILE:
-        return True
-    parts = relpath.split("/")
-    return (
-        len(parts) >= 2 and parts[0] == LOG_DIR and parts[-1].endswith(".md")
-        and not any(p.startswith(".") or p in SKIP_DIRS for p in parts)
-    )
-
-
 def parse_text(text: str, relpath: str, config: Config) -> ParsedFile:
     """Parse a file's text by what it is: MEMORY.md or a daily log."""
     if relpath == MEMORY_FILE:
@@ -90,9 +55,10 @@ def parse_text(text: str, relpath: str, config: Config) -> ParsedFile:
 
 def parse_path(root: Path, relpath: str, config: Config) -> ParsedFile:
     """Read and parse one vault file; unreadable files become problems, never exceptions."""
-    full = root / relpath
     try:
-        text, notes = read_text(full)
+        text, notes = decode_text(read_file(root, relpath))
+    except UnsafePath as exc:  # a link or not a file: never read (see layout.py)
+        return ParsedFile(relpath, "log", problems=[exc.problem])
     except OSError as exc:
         return ParsedFile(relpath, "log", problems=[Problem(relpath, 1, f"cannot read file: {exc.strerror}", code="MV100")])
     parsed = parse_text(text, relpath, config)
@@ -153,12 +119,20 @@ class Vault:
 
     # -- parsing -----------------------------------------------------------------------
 
-    def paths(self) -> list[str]:
-        return list(iter_markdown(self.root))
+    def paths(self, skipped: list[Problem] | None = None) -> list[str]:
+        """The vault files memvault reads; what the layout rule skips goes to `skipped`."""
+        return list(iter_markdown(self.root, skipped))
 
     @cached_property
     def files(self) -> dict[str, ParsedFile]:
-        return {rel: parse_path(self.root, rel, self.config) for rel in self.paths()}
+        self._skipped: list[Problem] = []
+        return {rel: parse_path(self.root, rel, self.config) for rel in self.paths(self._skipped)}
+
+    @property
+    def skipped(self) -> list[Problem]:
+        """What the walk behind `files` did not read: links, non-files, unreadable folders."""
+        _ = self.files
+        return self._skipped
 
     @cached_property
     def timeline(self) -> Timeline:
@@ -170,7 +144,7 @@ class Vault:
 
     @property
     def problems(self) -> list[Problem]:
-        found = [p for f in self.files.values() for p in f.problems]
+        found = [p for f in self.files.values() for p in f.problems] + self.skipped
         found += duplicate_dates(self.files)
         found += self.timeline.problems
         return sorted(found, key=lambda p: (p.path, p.line))

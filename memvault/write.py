@@ -13,6 +13,7 @@ from pathlib import Path
 from .config import CONFIG_NAME, local_zone_name
 from .errors import InputError, MemvaultError, NotFoundError
 from .fsio import atomic_write, decode_text, locked, replace_if_unchanged
+from .layout import writable
 from .model import Event
 from .parse import H2_RE, META_RE, parse_log
 from .render import render_entry
@@ -159,6 +160,7 @@ def log_entry(
     refuse_secrets(render_entry(draft), where="the new entry")
     path = vault.log_path_for(when.date().isoformat())
     rel = path.relative_to(vault.root).as_posix()
+    writable(vault.root, rel)  # never through a link, never over a non-file (layout.py)
     path.parent.mkdir(parents=True, exist_ok=True)
     with locked(vault.lock_path, what=rel):
         for _attempt in range(WRITE_ATTEMPTS):

@@ -119,18 +119,16 @@ def test_unreadable_file_keeps_its_events(vault, backend, monkeypatch):
     with open_index(vault, backend) as index:
         index.update()
         write_log(vault.root, "2026-02-14", entry("10:00", "Observation", "changed text"))
-        import builtins
-
         from memvault.index import core
 
-        real_open = builtins.open
+        real_open = core.open_file
 
-        def failing_open(path, *args, **kwargs):  # root can read anything: simulate EIO
+        def failing_open(root, path, *args, **kwargs):  # root can read anything: simulate EIO
             if str(path).endswith("2026-02-14.md"):
                 raise OSError(5, "Input/output error")
-            return real_open(path, *args, **kwargs)
+            return real_open(root, path, *args, **kwargs)
 
-        monkeypatch.setattr(core, "open", failing_open, raising=False)
+        monkeypatch.setattr(core, "open_file", failing_open)
         for report in (index.update(), index.update([rel])):
             assert [p.code for p in report.problems] == ["MV100"]
             assert rel in report.problems[0].path

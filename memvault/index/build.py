@@ -42,7 +42,7 @@ def _build(index: Index, progress: Progress | None) -> UpdateReport:
 
     vault = index.vault
     report = UpdateReport()
-    paths = list(iter_markdown(vault.root))
+    paths = list(iter_markdown(vault.root, report.problems))
     index.dir.mkdir(parents=True, exist_ok=True)
     tmp_db = index.dir / f".{index.backend}.db.tmp{os.getpid()}"
     tmp_dir = index.dir / f".{index.backend}.tmp{os.getpid()}"

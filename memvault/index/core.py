@@ -17,7 +17,6 @@ import contextlib
 import hashlib
 import os
 import sqlite3
-import stat
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -26,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import access
-from ..errors import ConfigError, InputError
+from ..errors import ConfigError, InputError, UnsafePath
 from ..events import Timeline
 from ..fsio import decode_text, locked
+from ..layout import is_file, open_file, problem_at, walk
 from ..model import Event, Problem
 from ..rank import (
     EXHAUSTIVE,
@@ -43,7 +43,7 @@ from ..rank import (
 )
 from ..sqlutil import in_chunks
 from ..textproc import ANALYZER_VERSION, analyzed, parse_query
-from ..vault import BIG_FILE, LOG_DIR, MEMORY_FILE, SKIP_DIRS, is_vault_markdown, parse_text
+from ..vault import BIG_FILE, is_vault_markdown, parse_text
 from . import links, store
 from .engine import Doc, Engine, FileState, IndexStatus, UpdateReport
 
@@ -177,7 +177,7 @@ class Index:
         indexed = store.file_states(conn, wanted)
         report = UpdateReport()
         if wanted is None:
-            disk = _scan(self.vault.root)
+            disk = _scan(self.vault.root, report.problems)
             todo = [p for p, st in disk.items() if p not in indexed or indexed[p][:2] != st]
             gone = [p for p in indexed if p not in disk]
         else:
@@ -185,9 +185,13 @@ class Index:
             for rel in dict.fromkeys(wanted):
                 if not is_vault_markdown(rel):
                     continue
-                if (self.vault.root / rel).is_file():
+                if is_file(self.vault.root, rel):
                     todo.append(rel)
-                elif rel in indexed:
+                    continue
+                bad = problem_at(self.vault.root, rel)
+                if bad is not None:  # a link or not a file now: its entries leave the index
+                    report.problems.append(bad)
+                if rel in indexed:
                     gone.append(rel)
         parsed: dict[str, tuple[FileState, list[Event], list[Problem]]] = {}
         touched_stat: dict[str, FileState] = {}
@@ -410,7 +414,8 @@ class Index:
     def status(self) -> IndexStatus:
         reason = self.stale_reason()
         exists = self.db_path.exists() and reason != "no index yet"
-        disk = _scan(self.vault.root)
+        skipped: list[Problem] = []
+        disk = _scan(self.vault.root, skipped)
         meta: dict[str, str] = {}
         indexed: dict[str, tuple[int, int, str, int]] = {}
         if exists and self._conn is not None:
@@ -440,7 +445,7 @@ class Index:
             events_on_disk=events_disk, events_indexed=sum(r[3] for r in indexed.values()),
             changed_files=changed, last_update=datetime.fromtimestamp(last, UTC) if last else None,
             schema_version=int(meta["schema_version"]) if meta.get("schema_version", "").isdigit() else None,
-            size_bytes=size,
+            size_bytes=size, not_read=[f"{p.path}: {p.message}" for p in skipped],
         )
 
 
@@ -466,48 +471,20 @@ def _inode(path: Path) -> int | None:
         return None
 
 
-def _scan(root: Path) -> dict[str, tuple[int, int]]:
-    """(size, mtime_ns) of the files `iter_markdown` lists, by relpath.
-
-    The same walk with plain strings and DirEntry.stat(): search runs it on every call, and
-    Path objects made it several times slower on 5,000 files."""
-    out: dict[str, tuple[int, int]] = {}
-    base = str(root)
-    try:
-        st = os.stat(os.path.join(base, MEMORY_FILE))
-        if stat.S_ISREG(st.st_mode):
-            out[MEMORY_FILE] = (st.st_size, st.st_mtime_ns)
-    except OSError:
-        pass
-    stack = [LOG_DIR]
-    while stack:
-        rel_dir = stack.pop()
-        try:
-            entries = list(os.scandir(os.path.join(base, rel_dir)))
-        except OSError:
-            continue
-        for entry in entries:
-            name = entry.name
-            if name.startswith(".") or name in SKIP_DIRS:
-                continue
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(f"{rel_dir}/{name}")
-                elif name.endswith(".md") and entry.is_file():
-                    st = entry.stat()
-                    out[f"{rel_dir}/{name}"] = (st.st_size, st.st_mtime_ns)
-            except OSError:
-                continue
-    return out
+def _scan(root: Path, skipped: list[Problem] | None = None) -> dict[str, tuple[int, int]]:
+    """(size, mtime_ns) of the files `iter_markdown` lists, by relpath (what it skips by the
+    layout rule goes to `skipped`)."""
+    return {rel: (st.st_size, st.st_mtime_ns) for rel, st in walk(root, skipped, with_stat=True) if st}
 
 
 def _read(root: Path, rel: str, config) -> tuple[FileState, list[Event], list[Problem]] | Problem:
     """Read, hash and parse one file; a read failure is a Problem (the caller keeps old data)."""
-    full = root / rel
     try:
-        with open(full, "rb") as fh:
+        with open_file(root, rel) as fh:
             st = os.fstat(fh.fileno())
             raw = fh.read()
+    except UnsafePath as exc:  # a link or not a file: never read (layout.py)
+        return exc.problem
     except OSError as exc:
         return Problem(rel, 1, f"cannot read file: {exc.strerror or exc}", code="MV100")
     text, notes = decode_text(raw)

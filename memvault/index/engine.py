@@ -89,6 +89,7 @@ class IndexStatus:
     last_update: datetime | None = None
     schema_version: int | None = None
     size_bytes: int = 0
+    not_read: list[str] = field(default_factory=list)  # vault paths the layout rule skips
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -98,6 +99,7 @@ class IndexStatus:
             "events_on_disk": self.events_on_disk, "events_indexed": self.events_indexed,
             "changed_files": self.changed_files, "last_update": iso(self.last_update),
             "schema_version": self.schema_version, "size_bytes": self.size_bytes,
+            "not_read": self.not_read,
         }
 
     def lines(self) -> list[str]:
@@ -108,4 +110,5 @@ class IndexStatus:
             f"  files:  {self.files_on_disk} on disk, {self.files_indexed} indexed",
             f"  events: {self.events_on_disk} on disk, {self.events_indexed} indexed",
             f"  size:   {self.size_bytes / 1048576:.1f} MB at {self.path}",
-        ] + [f"  changed: {p}" for p in self.changed_files[:10]]
+        ] + [f"  changed: {p}" for p in self.changed_files[:10]] + [
+            f"  not read: {p}" for p in self.not_read[:10]]

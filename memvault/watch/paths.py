@@ -14,9 +14,9 @@ import os
 from dataclasses import dataclass
 
 from ..config import CONFIG_NAME
-from ..vault import LOG_DIR, MEMORY_FILE, is_vault_markdown
+from ..layout import LOG_DIR, MEMORY_FILE, SKIP_DIRS, is_vault_markdown
 
-IGNORED_DIRS = frozenset({".git", ".memvault", ".obsidian", ".trash", "node_modules"})
+IGNORED_DIRS = SKIP_DIRS  # the folders the vault walk skips (layout.py)
 # Editor leftovers: vim swap/backup files, emacs lock and autosave files, generic temp
 # files, and memvault's own fsio.atomic_write temp files (".NAME.XXXX.mvtmp").
 TEMP_SUFFIXES = (".swp", ".swo", ".swx", "~", ".tmp", ".mvtmp", ".part", ".crdownload")

@@ -16,15 +16,18 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import MemvaultError
-from ..vault import LOG_DIR, MEMORY_FILE, parse_path
-from .paths import expand, is_ignored, is_watched_file
+from ..errors import MemvaultError, UnsafePath
+from ..layout import is_file, problem_at, read_file, walk
+from ..model import Problem
+from ..vault import parse_path
+from .paths import expand, is_watched_file
 
 RACY_SECONDS = 3.0  # files modified this recently are hashed, not trusted by size+mtime
 
@@ -85,47 +88,30 @@ def keeps_last_good(errors: int, new_events: int, indexed_events: int | None) ->
 # -- reading the disk ---------------------------------------------------------------------
 
 def stat_file(root: Path, rel: str) -> Stat | None:
+    """Size and mtime of the vault file `rel`, or None when it is gone or the layout rule
+    (memvault/layout.py: no links, regular files only) keeps it out."""
     try:
-        st = os.stat(root / rel)
+        st = os.lstat(root / rel)
     except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or problem_at(root, rel) is not None:
         return None
     return Stat(st.st_size, st.st_mtime_ns)
 
 
-def disk_state(root: Path, folders: Iterable[str] | None = None) -> dict[str, Stat]:
-    """Size and mtime of every watched file (or of those under `folders`, given as "dir/")."""
-    out: dict[str, Stat] = {}
+def disk_state(root: Path, folders: Iterable[str] | None = None,
+               skipped: list[Problem] | None = None) -> dict[str, Stat]:
+    """Size and mtime of every watched file (or of those under `folders`, given as "dir/"),
+    by the same walk as the index (what the layout rule skips goes to `skipped`)."""
     wanted = sorted({f.rstrip("/") for f in folders}) if folders is not None else None
-    if wanted is None:
-        st = stat_file(root, MEMORY_FILE)
-        if st is not None:
-            out[MEMORY_FILE] = st
-        wanted = [LOG_DIR]
-    stack = [(os.path.join(root, w), w) for w in wanted]
-    while stack:  # plain strings, not Path objects: this runs over every file of the vault
-        folder, rel_folder = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            rel = f"{rel_folder}/{entry.name}"
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    if not is_ignored(rel):
-                        stack.append((entry.path, rel))
-                elif entry.name.endswith(".md") and is_watched_file(rel) and entry.is_file():
-                    st = entry.stat()
-                    out[rel] = Stat(st.st_size, st.st_mtime_ns)
-            except OSError:
-                continue
-    return out
+    return {rel: Stat(st.st_size, st.st_mtime_ns) for rel, st in walk(root, skipped, wanted, with_stat=True)
+            if st is not None and is_watched_file(rel)}
 
 
 def sha256_of(root: Path, rel: str) -> str | None:
     try:
-        return hashlib.sha256((root / rel).read_bytes()).hexdigest()
-    except OSError:
+        return hashlib.sha256(read_file(root, rel)).hexdigest()
+    except (OSError, UnsafePath):
         return None
 
 
@@ -207,7 +193,7 @@ def screen(root: Path, config: Any, paths: Iterable[str],
     delta: dict[str, int] = {}
     for rel in sorted(paths):
         old_events = counts.get(rel)
-        if not old_events or not (root / rel).is_file():
+        if not old_events or not is_file(root, rel):
             good.append(rel)  # new files, files without entries and deletions need no check
             continue
         parsed = parse_path(root, rel, config)

@@ -1,0 +1,292 @@
+"""The vault's file layout, and the one rule for reaching its files.
+
+The vault's files are `MEMORY.md` and `memory/**/*.md` under the vault's root. The rule:
+**memvault reads and writes only regular files reached through real folders inside the
+vault; it never follows a symbolic link.** A link anywhere on the way (`MEMORY.md`,
+`memory/`, a subfolder, a daily log), wherever it points, is not read, a write to or
+through it is refused, and `check` reports it (MV110) by its path. Anything else that is
+not a regular file where a file belongs (`MEMORY.md` as a folder, a named pipe) is MV111;
+a folder that cannot be listed is MV100. Links are not followed even when they point
+inside the vault: git stores the link, not the file, so the hook, history and time travel
+would see something else than search and check, and a link to another daily log would
+count its entries twice.
+
+Every reader and writer goes through this module: `walk` lists the files (with the
+problems of what it skipped), `problem_at` judges one path, `open_file`/`read_file` read
+one, `writable` clears one for writing, `vault_paths` turns command-line PATHS into files.
+The checks run just before each read or write; they do not defend against a process that
+swaps a folder for a link in between (such a process could write the files itself).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import BinaryIO
+
+from .errors import InputError, UnsafePath
+from .fsio import DERIVED_DIR
+from .model import Problem
+
+MEMORY_FILE = "MEMORY.md"
+LOG_DIR = "memory"
+SKIP_DIRS = frozenset({".git", DERIVED_DIR, ".obsidian", ".trash", "node_modules"})
+LINK, NOT_FILE, UNREADABLE = "MV110", "MV111", "MV100"
+_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+
+
+def is_vault_markdown(relpath: str) -> bool:
+    """True for the names of vault files: MEMORY.md and memory/**/*.md, no hidden part."""
+    if relpath == MEMORY_FILE:
+        return True
+    parts = relpath.split("/")
+    return (
+        len(parts) >= 2 and parts[0] == LOG_DIR and parts[-1].endswith(".md")
+        and not any(p.startswith(".") or p in SKIP_DIRS for p in parts)
+    )
+
+
+def in_layout(relpath: str) -> bool:
+    """True for MEMORY.md, memory/ and anything below it: where a link is never followed."""
+    return relpath in (MEMORY_FILE, LOG_DIR) or relpath.startswith(LOG_DIR + "/")
+
+
+# -- problems -----------------------------------------------------------------------------
+
+def link_problem(root: str | os.PathLike[str], rel: str) -> Problem:
+    """MV110 for the symbolic link at `rel`, saying where it points."""
+    full = os.path.join(root, rel)
+    try:
+        target = os.readlink(full)
+    except OSError:
+        target = "?"
+    fix = f"put the {'folder' if os.path.isdir(full) else 'file'} itself here"
+    if not os.path.exists(full):
+        where, fix = "which cannot be followed (a loop or a missing target)", "remove it, or " + fix
+    else:
+        real, base = os.path.realpath(full), os.path.realpath(root)
+        where = "(inside the vault)" if real.startswith(base + os.sep) else "(outside the vault)"
+    return Problem(rel, 1, f"symbolic link to {target} {where}; memvault never follows links, so it is "
+                   f"not read and nothing is written through it: {fix}", code=LINK)
+
+
+def staged_link_problem(rel: str) -> Problem:
+    """MV110 for a symbolic link staged in git: the commit would record the link, not a file."""
+    return Problem(rel, 1, "staged as a symbolic link; memvault never follows links, so the link's "
+                   "target would not be read: commit the file (or folder) itself", code=LINK)
+
+
+def _not_file(rel: str, mode: int, want_dir: bool) -> Problem:
+    if want_dir:
+        return Problem(rel, 1, "a file, not a folder; daily logs live in folders under memory/", code=NOT_FILE)
+    kind = "a folder" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode) else "a special file"
+    return Problem(rel, 1, f"{kind}, not a regular file; memvault reads vault files only as regular files",
+                   code=NOT_FILE)
+
+
+def _unreadable(rel: str, exc: OSError, folder: bool) -> Problem:
+    what = "folder cannot be read" if folder else "cannot be read"
+    tail = "; the daily logs in it are skipped" if folder else ""
+    return Problem(rel, 1, f"{what} ({exc.strerror or exc}){tail}", code=UNREADABLE)
+
+
+def problem_at(root: str | os.PathLike[str], rel: str, *, folder: bool = False) -> Problem | None:
+    """Why the vault path `rel` must not be read or written, or None (also when it does not exist).
+
+    Every component from the vault root down is looked at without following links: a link
+    is MV110, a file where a folder belongs (or the reverse, `folder` saying which the last
+    component must be) MV111, one that cannot be examined MV100."""
+    parts = rel.split("/")
+    for i in range(1, len(parts) + 1):
+        sub = "/".join(parts[:i])
+        try:
+            mode = os.lstat(os.path.join(root, sub)).st_mode
+        except FileNotFoundError:
+            return None  # nothing here yet: a writer creates it, a reader finds nothing
+        except OSError as exc:  # the folder above cannot be searched (or the name is bad)
+            return _unreadable("/".join(parts[: i - 1]) or sub, exc, folder=True)
+        last = i == len(parts)
+        if stat.S_ISLNK(mode):
+            return link_problem(root, sub)
+        if not last or folder:
+            if not stat.S_ISDIR(mode):
+                return _not_file(sub, mode, want_dir=True)
+        elif not stat.S_ISREG(mode):
+            return _not_file(sub, mode, want_dir=False)
+    return None
+
+
+# -- listing ------------------------------------------------------------------------------
+
+def walk(root: str | os.PathLike[str], problems: list[Problem] | None = None,
+         folders: Iterable[str] | None = None, *, with_stat: bool = False,
+         ) -> Iterator[tuple[str, os.stat_result | None]]:
+    """(vault-relative path, lstat or None) of every vault file memvault reads: MEMORY.md
+    and memory/**/*.md (or the files under `folders`, given as vault-relative folders),
+    skipping hidden names. What it skips by the rule goes to `problems`."""
+    note = problems.append if problems is not None else (lambda p: None)
+    base = os.fspath(root)
+    stack: list[str] = []
+    if folders is None:
+        memory = _root_file(base, note)
+        if memory is not None:
+            yield MEMORY_FILE, memory if with_stat else None
+        folders = [LOG_DIR]
+    for folder in sorted(folders, reverse=True):
+        bad = problem_at(base, folder, folder=True)
+        if bad is not None:
+            note(bad)
+        elif os.path.isdir(os.path.join(base, folder)):
+            stack.append(folder)
+    while stack:  # plain strings, not Path objects: search runs this on every call
+        rel_dir = stack.pop()
+        try:
+            with os.scandir(os.path.join(base, rel_dir)) as listing:
+                entries = sorted(listing, key=_name)
+        except FileNotFoundError:
+            continue  # removed since its parent was listed
+        except OSError as exc:
+            note(_unreadable(rel_dir, exc, folder=True))
+            continue
+        for entry in entries:
+            found = _entry(base, entry, f"{rel_dir}/{entry.name}", stack, note, with_stat)
+            if found is not None:
+                yield found
+
+
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name
+
+
+def _root_file(base: str, note) -> os.stat_result | None:
+    """MEMORY.md's lstat when it is a regular file; otherwise notes why not (if it exists)."""
+    try:
+        st = os.lstat(os.path.join(base, MEMORY_FILE))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        note(_unreadable(MEMORY_FILE, exc, folder=False))
+        return None
+    if stat.S_ISREG(st.st_mode):
+        return st
+    note(link_problem(base, MEMORY_FILE) if stat.S_ISLNK(st.st_mode) else _not_file(MEMORY_FILE, st.st_mode, False))
+    return None
+
+
+def _entry(base: str, entry: os.DirEntry[str], rel: str, stack: list[str], note, with_stat: bool,
+           ) -> tuple[str, os.stat_result | None] | None:
+    """One listed name: a file to yield, a folder to descend into (pushed), or skipped."""
+    name = entry.name
+    if name.startswith(".") or name in SKIP_DIRS:
+        return None
+    try:
+        if entry.is_symlink():
+            # a link named like a log, or to a folder, would hide or pull in entries: say so
+            if name.endswith(".md") or os.path.isdir(entry.path):
+                note(link_problem(base, rel))
+            return None
+        if entry.is_dir(follow_symlinks=False):
+            stack.append(rel)
+            return None
+        if not name.endswith(".md"):
+            return None
+        if not entry.is_file(follow_symlinks=False):
+            note(_not_file(rel, entry.stat(follow_symlinks=False).st_mode, want_dir=False))
+            return None
+        return rel, entry.stat(follow_symlinks=False) if with_stat else None
+    except OSError:
+        return None  # removed between the listing and the look
+
+
+def iter_markdown(root: str | os.PathLike[str], problems: list[Problem] | None = None) -> Iterator[str]:
+    """Vault-relative POSIX paths of the files memvault reads (see `walk`)."""
+    for rel, _ in walk(root, problems):
+        yield rel
+
+
+# -- reading and writing one file ---------------------------------------------------------
+
+def open_file(root: str | os.PathLike[str], rel: str) -> BinaryIO:
+    """Open the vault file `rel` for reading, by the rule. Raises UnsafePath (with the
+    problem) for a link or a non-regular file, FileNotFoundError/OSError as `open` does."""
+    bad = problem_at(root, rel)
+    if bad is not None:
+        raise UnsafePath(f"{bad.path}: {bad.message}", bad)
+    try:  # O_NOFOLLOW: a link put in place since the look above still fails
+        fd = os.open(os.path.join(root, rel), _OPEN_FLAGS)
+    except OSError as exc:
+        if os.path.islink(os.path.join(root, rel)):
+            bad = link_problem(root, rel)
+            raise UnsafePath(f"{rel}: {bad.message}", bad) from None
+        raise exc
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):  # a pipe would block every reader
+        os.close(fd)
+        bad = _not_file(rel, mode, want_dir=False)
+        raise UnsafePath(f"{rel}: {bad.message}", bad)
+    return os.fdopen(fd, "rb")
+
+
+def read_file(root: str | os.PathLike[str], rel: str) -> bytes:
+    """The bytes of the vault file `rel`, by the rule (see `open_file`)."""
+    with open_file(root, rel) as fh:
+        return fh.read()
+
+
+def is_file(root: str | os.PathLike[str], rel: str) -> bool:
+    """True when `rel` is a regular vault file that the rule lets memvault read."""
+    return problem_at(root, rel) is None and os.path.isfile(os.path.join(root, rel))
+
+
+def writable(root: str | os.PathLike[str], rel: str) -> Path:
+    """The full path to write the vault file `rel` at, once the rule allows it: no link on
+    the way, folders are folders, and the file, if there, is a regular file. Raises
+    UnsafePath naming the offending path otherwise (nothing is written)."""
+    bad = problem_at(root, rel)
+    if bad is not None:
+        raise UnsafePath(f"refusing to write {rel}: {bad.path} is a {bad.message}"
+                         if bad.code == LINK else f"refusing to write {rel}: {bad.path}: {bad.message}", bad)
+    return Path(root) / rel
+
+
+# -- command-line paths -------------------------------------------------------------------
+
+def vault_paths(root: Path, given: Sequence[str], problems: list[Problem] | None = None) -> list[str]:
+    """PATHS (files or folders, relative to the current directory) -> vault-relative files.
+
+    A link among them is not followed: it goes to `problems` (as do the links and unreadable
+    folders met below a folder), and is not a file to check."""
+    note = problems.append if problems is not None else (lambda p: None)
+    out: list[str] = []
+    for item in given:
+        rel = _relative(root, item)
+        bad = problem_at(root, rel, folder=os.path.isdir(root / rel)) if rel else None
+        if bad is not None:
+            note(bad)
+        elif rel == "" or (root / rel).is_dir():
+            inside: list[Problem] = []
+            out.extend(p for p in iter_markdown(root, inside) if rel == "" or p.startswith(rel + "/"))
+            for p in inside:
+                if rel == "" or p.path == rel or p.path.startswith(rel + "/"):
+                    note(p)
+        elif not (root / rel).exists():
+            raise InputError(f"{item}: no such file")
+        elif is_vault_markdown(rel):
+            out.append(rel)
+        else:
+            raise InputError(f"{item} is not a vault file (MEMORY.md or memory/**/*.md)")
+    return sorted(dict.fromkeys(out))
+
+
+def _relative(root: Path, item: str) -> str:
+    """`item` relative to the vault, its last component kept as given (a link is not resolved)."""
+    full = Path(os.path.abspath(Path(item).expanduser()))
+    for candidate in (full, full.parent.resolve() / full.name):  # as given, then via a linked parent
+        try:
+            rel = candidate.relative_to(root).as_posix()
+        except ValueError:
+            continue
+        return "" if rel == "." else rel
+    raise InputError(f"{item} is not inside the vault {root}")
