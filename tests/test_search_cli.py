@@ -94,7 +94,7 @@ def test_bad_input_is_reported(vault_dir, runner):
     result = runner.invoke(cli, ["search", "--since", "someday", "x"])
     assert result.exit_code == 2 and "cannot read the time" in result.output
     (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n[index]\nbackend = "nope"\n')
-    assert "unknown index backend 'nope'" in runner.invoke(cli, ["index"]).output
+    assert "[index] backend must be one of 'sqlite', 'whoosh', got 'nope'" in runner.invoke(cli, ["index"]).output
 
 
 def test_neighbour_only_hits_are_marked_and_not_counted_as_recalled(runner, vault_dir):
@@ -131,7 +131,7 @@ def test_bad_search_settings_name_the_key(runner, vault_dir):
 
     (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n[search]\nrelevance = "high"\n')
     result = runner.invoke(cli, ["search", "x"])
-    assert result.exit_code == 1 and "[search] relevance = 'high' is not a number" in result.output
+    assert result.exit_code == 1 and "[search] relevance must be a number >= 0, got 'high'" in result.output
     (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n[index]\nbackend = "elastic"\n')
     result = runner.invoke(cli, ["search", "x"])
-    assert result.exit_code == 1 and "[index] backend in" in result.output and "elastic" in result.output
+    assert result.exit_code == 1 and "[index] backend must be one of" in result.output and "elastic" in result.output
