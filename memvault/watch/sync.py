@@ -4,8 +4,9 @@ Used by the watcher (after each debounced batch, at start and on its periodic li
 reconcile) and by `wait_until_indexed`, so both follow the same rules:
 
 - the light reconcile compares sizes and mtimes (plus a content hash for files modified
-  in the last few seconds, whose mtime may not have moved within the clock's tick)
-  against what the index recorded, and re-reads only what differs;
+  in the last few seconds, whose mtime may not have moved within the clock's tick, and,
+  with a `ContentCheck`, for a slice of the other files: verify.py) against what the index
+  recorded, and re-reads only what differs;
 - a file whose new version fails to parse (error-level problems that lose entries it had)
   keeps its last good entries in the index; it is reported, and indexed again as soon
   as it parses.
@@ -25,6 +26,7 @@ from typing import Any
 from ..errors import MemvaultError
 from ..vault import LOG_DIR, MEMORY_FILE, parse_path
 from .paths import expand, is_ignored, is_watched_file
+from .verify import ContentCheck
 
 RACY_SECONDS = 3.0  # files modified this recently are hashed, not trusted by size+mtime
 
@@ -147,7 +149,7 @@ def racy(root: Path, disk: Mapping[str, Stat], same: set[str], indexed: Mapping[
 # -- the sync itself ----------------------------------------------------------------------
 
 def plan(root: Path, indexed: Mapping[str, Any], keys: set[str] | None,
-         snapshot: Mapping[str, Stat] | None = None) -> tuple[set[str], set[str]]:
+         snapshot: Mapping[str, Stat] | None = None, check: ContentCheck | None = None) -> tuple[set[str], set[str]]:
     """(files to re-read, files to settle): the files named (folders expanded), or, for a
     reconcile, every file that differs. "Settle" files differ only in the recorded mtime
     (the index records an impossible one for files written moments before it read them)
@@ -158,11 +160,12 @@ def plan(root: Path, indexed: Mapping[str, Any], keys: set[str] | None,
         disk = disk_state(root) if snapshot is None else snapshot
         changed, same = differing(disk, indexed)
         changed |= racy(root, disk, same, indexed)
+        edited = check.changed(root, disk, same - changed, indexed) if check is not None else set()
         if snapshot is not None:
-            disk = {p: st for p in changed if (st := stat_file(root, p)) is not None}
-            changed, same = differing(disk, {p: indexed[p] for p in changed if p in indexed})
+            disk = {p: st for p in changed | edited if (st := stat_file(root, p)) is not None}
+            changed, same = differing(disk, {p: indexed[p] for p in changed | edited if p in indexed})
             changed |= racy(root, disk, same, indexed)
-        return split_by_hash(root, disk, changed, indexed)
+        return split_by_hash(root, disk, changed | (edited & disk.keys()), indexed)
     folders = [k for k in keys if k.endswith("/")]
     if not folders:
         return set(keys), set()
@@ -223,9 +226,10 @@ def screen(root: Path, config: Any, paths: Iterable[str],
 
 
 def sync(root: Path, config: Any, index: Any, keys: set[str] | None = None,
-         snapshot: Mapping[str, Stat] | None = None) -> SyncResult:
+         snapshot: Mapping[str, Stat] | None = None, check: ContentCheck | None = None) -> SyncResult:
     """Update `index` for `keys` (files, and folders as "dir/"), or reconcile the whole vault
-    (from `snapshot`, when the disk was already scanned)."""
+    (from `snapshot`, when the disk was already scanned; hashing a slice of the unchanged
+    files with `check`)."""
     start = time.perf_counter()
     stale = getattr(index, "stale_reason", lambda: None)()
     if stale is not None:  # missing, damaged or built with other settings: rebuild from the files
@@ -237,11 +241,13 @@ def sync(root: Path, config: Any, index: Any, keys: set[str] | None = None,
         paths, settle = set(keys), set()
         counts = indexed_counts(index, paths)
     else:
-        paths, settle = plan(root, index.indexed_files(), keys, snapshot)
+        paths, settle = plan(root, index.indexed_files(), keys, snapshot, check)
         counts = indexed_counts(index, paths if len(paths) <= 900 else None)
     good, broken, delta = screen(root, config, paths, counts or {})
     result = SyncResult(updated=good, broken=broken, broken_delta=delta)
     if good or settle:
         result.report = index.update(sorted({*good, *settle}))
+        if getattr(result.report, "rebuilt", False):  # found damaged on the way: rebuilt from the files
+            result.rebuilt = result.report.reason
     result.seconds = time.perf_counter() - start
     return result
