@@ -143,12 +143,15 @@ def stamp_matches(path: Path, stamp: Path) -> bool:
 
 
 def write_stamp(path: Path, stamp: Path, key: str | None = None) -> None:
-    """Remember `path` as it is now (or as `key` says it was). Best effort: a missing
-    stamp costs one check the next time, nothing else."""
+    """Remember `path` as it is now (or as `key` says it was). Best effort and not synced: a
+    lost stamp costs one check the next time, nothing else, and a writer must not wait for it."""
     key = key or file_key(path)
     if key is None:
         return
-    from .fsio import atomic_write
-
-    with contextlib.suppress(OSError):
-        atomic_write(stamp, key + "\n")
+    tmp = stamp.with_name(f".{stamp.name}.{os.getpid()}.mvtmp")
+    try:
+        tmp.write_text(key + "\n", encoding="ascii")
+        os.replace(tmp, stamp)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()

@@ -129,6 +129,16 @@ def test_a_folder_where_the_index_file_belongs(vault, runner):
     assert db.is_file()
 
 
+def test_a_file_that_is_not_a_database(vault, runner):
+    assert run(runner, "index").exit_code == 0
+    db = vault / ".memvault" / "index" / "sqlite.db"
+    db.write_bytes(b"not sqlite at all " * 500)
+    got = run(runner, "search", "alpha")
+    assert got.exit_code == 0 and len(ids(got.stdout)) == 10, got.output
+    assert "file is not a database" in got.stderr and "rebuilding" in got.stderr
+    assert quick_check(db) == "ok"
+
+
 KILLED_REBUILD = textwrap.dedent("""
     import os, signal, sys
     from memvault.index import build, open_index

@@ -247,6 +247,25 @@ def test_polling_follows_git_stash(vault):
         watcher.finish()
 
 
+def test_content_check_hashes_every_file_in_turn_within_its_budget(tmp_path):
+    from memvault.watch.sync import Stat, hashed_otherwise
+    from memvault.watch.verify import ContentCheck
+
+    sizes = {f"memory/{n}.md": 40 for n in range(10)}
+    check = ContentCheck(budget=100)  # two files a pass
+    passes = [check.pick(sizes) for _ in range(6)]
+    assert [len(p) for p in passes] == [2] * 6
+    assert sorted(sum(passes[:5], [])) == sorted(sizes)  # all ten in five passes, then round again
+    assert passes[5] == passes[0]
+    assert ContentCheck(budget=1).pick({"memory/big.md": 10**9}) == ["memory/big.md"]  # never stuck
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "a.md").write_text("new")
+    disk = ContentCheck().hash_slice(tmp_path, {"memory/a.md": Stat(3, 1)})
+    indexed = {"memory/a.md": (3, 1, "0" * 64, 1)}
+    assert hashed_otherwise(disk, {"memory/a.md"}, indexed) == {"memory/a.md"}
+    assert hashed_otherwise({"memory/a.md": Stat(3, 1)}, {"memory/a.md"}, indexed) == set()
+
+
 BROKEN_RECORDS = [
     {"state": "ready", "broken": ["memory/x.md"], "heartbeat": "2099-01-01T00:00:00+00:00"},
     {"state": "ready", "errors": "oops", "commit": "abc", "heartbeat": "2099-01-01T00:00:00+00:00"},

@@ -128,7 +128,7 @@ class Index:
             return squatted or "no index yet"
         try:
             conn, engine = self._open()
-            meta = store.get_meta(conn)
+            meta = heal.read_meta(conn)
         except (sqlite3.DatabaseError, OSError) as exc:
             self._reset()
             return heal.damage_reason(exc) or f"unreadable index ({exc})"

@@ -51,6 +51,16 @@ def damage_reason(exc: BaseException) -> str | None:
     return f"damaged index ({exc})"
 
 
+def read_meta(conn: sqlite3.Connection) -> dict[str, str]:
+    """The store's meta table; {} when there is none yet, damage raised (not hidden as "empty")."""
+    try:
+        return dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    except sqlite3.DatabaseError as exc:
+        if derived_db.is_damage(exc):
+            raise
+        return {}
+
+
 def squatter_reason(index: Index) -> str | None:
     found = derived_db.squatter(index.db_path)
     return f"damaged index ({found} stands where {index.db_path.name} belongs)" if found else None
@@ -71,8 +81,9 @@ def verify(index: Index, conn: sqlite3.Connection) -> str | None:
 
 
 def written(index: Index) -> None:
-    """A writer committed: the store is as it left it (call under the writer lock)."""
-    derived_db.write_stamp(index.db_path, stamp_path(index))
+    """A writer is done: the store is as it left it (call under the writer lock)."""
+    if not derived_db.stamp_matches(index.db_path, stamp_path(index)):
+        derived_db.write_stamp(index.db_path, stamp_path(index))
 
 
 def announce(index: Index, reason: str) -> str | None:
@@ -138,7 +149,13 @@ def healing(method: F) -> F:
         except Exception as exc:
             if not rebuild_after(index, exc):
                 raise
-        return method(index, *args, **kwargs)
+        try:
+            return method(index, *args, **kwargs)
+        except Exception as exc:
+            if damage_reason(exc) is None:
+                raise
+            raise derived_db.Damaged(f"the search index at {index.dir} is still damaged after a rebuild "
+                                     f"({exc}); is the disk failing?") from exc
 
     return wrapper  # type: ignore[return-value]
 

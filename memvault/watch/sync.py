@@ -4,9 +4,9 @@ Used by the watcher (after each debounced batch, at start and on its periodic li
 reconcile) and by `wait_until_indexed`, so both follow the same rules:
 
 - the light reconcile compares sizes and mtimes (plus a content hash for files modified
-  in the last few seconds, whose mtime may not have moved within the clock's tick, and,
-  with a `ContentCheck`, for a slice of the other files: verify.py) against what the index
-  recorded, and re-reads only what differs;
+  in the last few seconds, whose mtime may not have moved within the clock's tick, and
+  the hashes the scanner took of a slice of the other files: verify.py) against what the
+  index recorded, and re-reads only what differs;
 - a file whose new version fails to parse (error-level problems that lose entries it had)
   keeps its last good entries in the index; it is reported, and indexed again as soon
   as it parses.
@@ -26,7 +26,6 @@ from typing import Any
 from ..errors import MemvaultError
 from ..vault import LOG_DIR, MEMORY_FILE, parse_path
 from .paths import expand, is_ignored, is_watched_file
-from .verify import ContentCheck
 
 RACY_SECONDS = 3.0  # files modified this recently are hashed, not trusted by size+mtime
 
@@ -35,6 +34,7 @@ RACY_SECONDS = 3.0  # files modified this recently are hashed, not trusted by si
 class Stat:
     size: int
     mtime_ns: int
+    sha256: str | None = None  # taken by the scanner for some files (verify.py)
 
 
 @dataclass
@@ -149,7 +149,7 @@ def racy(root: Path, disk: Mapping[str, Stat], same: set[str], indexed: Mapping[
 # -- the sync itself ----------------------------------------------------------------------
 
 def plan(root: Path, indexed: Mapping[str, Any], keys: set[str] | None,
-         snapshot: Mapping[str, Stat] | None = None, check: ContentCheck | None = None) -> tuple[set[str], set[str]]:
+         snapshot: Mapping[str, Stat] | None = None) -> tuple[set[str], set[str]]:
     """(files to re-read, files to settle): the files named (folders expanded), or, for a
     reconcile, every file that differs. "Settle" files differ only in the recorded mtime
     (the index records an impossible one for files written moments before it read them)
@@ -160,7 +160,7 @@ def plan(root: Path, indexed: Mapping[str, Any], keys: set[str] | None,
         disk = disk_state(root) if snapshot is None else snapshot
         changed, same = differing(disk, indexed)
         changed |= racy(root, disk, same, indexed)
-        edited = check.changed(root, disk, same - changed, indexed) if check is not None else set()
+        edited = hashed_otherwise(disk, same - changed, indexed)
         if snapshot is not None:
             disk = {p: st for p in changed | edited if (st := stat_file(root, p)) is not None}
             changed, same = differing(disk, {p: indexed[p] for p in changed | edited if p in indexed})
@@ -171,6 +171,16 @@ def plan(root: Path, indexed: Mapping[str, Any], keys: set[str] | None,
         return set(keys), set()
     on_disk = set(disk_state(root, folders))
     return expand(keys, on_disk, set(indexed)), set()
+
+
+def hashed_otherwise(disk: Mapping[str, Stat], same: set[str], indexed: Mapping[str, Any]) -> set[str]:
+    """Files whose size and mtime match but whose hash, taken by the scanner, does not."""
+    out = set()
+    for rel in same:
+        digest, recorded = disk[rel].sha256, state_tuple(indexed[rel])[2]
+        if digest is not None and recorded is not None and digest != recorded:
+            out.add(rel)
+    return out
 
 
 def split_by_hash(root: Path, disk: Mapping[str, Stat], candidates: set[str],
@@ -226,10 +236,9 @@ def screen(root: Path, config: Any, paths: Iterable[str],
 
 
 def sync(root: Path, config: Any, index: Any, keys: set[str] | None = None,
-         snapshot: Mapping[str, Stat] | None = None, check: ContentCheck | None = None) -> SyncResult:
+         snapshot: Mapping[str, Stat] | None = None) -> SyncResult:
     """Update `index` for `keys` (files, and folders as "dir/"), or reconcile the whole vault
-    (from `snapshot`, when the disk was already scanned; hashing a slice of the unchanged
-    files with `check`)."""
+    (from `snapshot`, when the disk was already scanned)."""
     start = time.perf_counter()
     stale = getattr(index, "stale_reason", lambda: None)()
     if stale is not None:  # missing, damaged or built with other settings: rebuild from the files
@@ -241,7 +250,7 @@ def sync(root: Path, config: Any, index: Any, keys: set[str] | None = None,
         paths, settle = set(keys), set()
         counts = indexed_counts(index, paths)
     else:
-        paths, settle = plan(root, index.indexed_files(), keys, snapshot, check)
+        paths, settle = plan(root, index.indexed_files(), keys, snapshot)
         counts = indexed_counts(index, paths if len(paths) <= 900 else None)
     good, broken, delta = screen(root, config, paths, counts or {})
     result = SyncResult(updated=good, broken=broken, broken_delta=delta)

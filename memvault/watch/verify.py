@@ -6,15 +6,18 @@ nothing at all for a polling observer (it compares the same stat fields). The OS
 do report it, so under inotify this only matters when events were lost; under polling it is
 the only way such an edit is ever found.
 
-Each reconcile hashes some of those files, in path order from where the previous one stopped,
-up to `BUDGET` bytes (4 MiB: ~30 ms; a 100k-entry vault is 15 MB, so every file is checked
-every four reconciles, every file of a smaller vault every time), and hands back those whose
-hash differs from the one the index recorded.
+The scanner thread, after taking the sizes and mtimes of every file, hashes some of them, in
+path order from where its previous pass stopped, up to `BUDGET` bytes (4 MiB: ~30 ms; a
+100k-entry vault is 15 MB, so every file is hashed every four reconciles, every file of a
+smaller vault every time). The worker then re-reads the files whose hash differs from the one
+the index recorded (sync.plan). Hashing on the scanner thread keeps it off the worker, so a
+save is never queued behind it.
 """
 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,7 +26,7 @@ BUDGET = 4 * 1024 * 1024  # bytes hashed per reconcile
 
 
 class ContentCheck:
-    """Remembers where the last reconcile's hashing stopped."""
+    """Remembers where the last pass's hashing stopped."""
 
     def __init__(self, budget: int = BUDGET):
         self.budget = budget
@@ -44,14 +47,13 @@ class ContentCheck:
             self.after = chosen[-1]
         return chosen
 
-    def changed(self, root: Path, disk: Mapping[str, Any], same: set[str], indexed: Mapping[str, Any]) -> set[str]:
-        """Files among `same` (size and mtime as recorded) whose content is not what was indexed."""
-        from .sync import sha256_of, state_tuple
+    def hash_slice(self, root: Path, disk: Mapping[str, Any]) -> dict[str, Any]:
+        """`disk` (path -> Stat) with the content hash of the next slice of files filled in."""
+        from .sync import sha256_of
 
-        out = set()
-        for rel in self.pick({p: disk[p].size for p in same}):
-            recorded = state_tuple(indexed[rel])[2]
+        out = dict(disk)
+        for rel in self.pick({p: st.size for p, st in disk.items()}):
             digest = sha256_of(root, rel)  # None: unreadable now, which the stat pass handles
-            if None not in (recorded, digest) and digest != recorded:
-                out.add(rel)
+            if digest is not None:
+                out[rel] = dataclasses.replace(disk[rel], sha256=digest)
         return out

@@ -96,7 +96,6 @@ class Watcher:
         self._snapshot: dict[str, Stat] | None = None  # from the scanner thread, for a reconcile
         self._broken_delta: dict[str, int] = {}  # entries on disk minus indexed, per broken file
         self._db_ino: int | None = None  # the index file the open connection belongs to
-        self._check = ContentCheck()  # the reconcile's hashing of files whose stat matches
         self._recorder = RecordWriter(self.root, self.log)
         self._scanner = Scanner(self)
         self._ready = threading.Event()
@@ -300,8 +299,7 @@ class Watcher:
         if self._db_ino is not None and self._index_ino() != self._db_ino:
             self.index.close()  # the next call opens the new file
         try:
-            result = sync(self.root, self.vault.config, self.index, keys, snapshot,
-                          self._check if keys is None else None)
+            result = sync(self.root, self.vault.config, self.index, keys, snapshot)
         except Exception:
             self.index.close()  # whatever went wrong, the retry starts from a fresh connection
             raise
@@ -444,12 +442,13 @@ class RecordWriter:
 
 
 class Scanner:
-    """Takes the light reconcile's look at the disk (sizes and mtimes of every file) off the
+    """Takes the light reconcile's look at the disk (sizes and mtimes of every file, hashes of a slice) off the
     worker thread, every `reconcile` seconds, so a save is never queued behind a scan."""
 
     def __init__(self, watcher: Watcher):
         self.w = watcher
         self._stop = threading.Event()
+        self._check = ContentCheck()  # hashes a slice of the files each time
         self._thread = threading.Thread(target=self._loop, name="memvault-watch-scan", daemon=True)
 
     def start(self) -> None:
@@ -463,7 +462,7 @@ class Scanner:
     def _loop(self) -> None:
         while not self._stop.wait(self.w.reconcile_every()):
             try:
-                self.w.offer_snapshot(disk_state(self.w.root))
+                self.w.offer_snapshot(self._check.hash_slice(self.w.root, disk_state(self.w.root)))
             except Exception as exc:  # never let a scan error end the reconciles
                 self.w.log("error", f"scanning the vault failed: {exc}")
 
