@@ -22,6 +22,7 @@ import sqlite3
 import zlib
 from array import array
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,9 +55,11 @@ def store_fingerprint(parse_fingerprint: str, weights: Weights) -> str:
 class PostingStore:
     """The stored tables, for the versions 0..covered-1 of a recorded index."""
 
-    def __init__(self, db: sqlite3.Connection, fingerprint: str):
+    def __init__(self, db: sqlite3.Connection, fingerprint: str,
+                 on_damage: Callable[[BaseException], Any] = lambda _exc: None):
         self.db = db
         self.fingerprint = fingerprint
+        self.on_damage = on_damage  # ParseCache.heal: a damaged file is deleted and started anew
         db.execute("CREATE TABLE IF NOT EXISTS postings (term TEXT PRIMARY KEY, vid BLOB, doc BLOB, freq BLOB)")
         db.execute("CREATE TABLE IF NOT EXISTS postings_meta (name TEXT PRIMARY KEY, data BLOB)")
         self.covered = 0
@@ -158,12 +161,16 @@ class PostingStore:
         self.db.executemany("INSERT OR REPLACE INTO postings_meta VALUES (?, ?)", rows)
 
     def postings(self, term: str) -> _Postings | None:
-        row = self.db.execute("SELECT vid, doc, freq FROM postings WHERE term = ?", (term,)).fetchone()
-        if row is None:
-            return None
-        p = _Postings()
-        for arr, blob in zip((p.vid, p.doc, p.freq), row, strict=True):
-            arr.frombytes(zlib.decompress(blob))
+        try:
+            row = self.db.execute("SELECT vid, doc, freq FROM postings WHERE term = ?", (term,)).fetchone()
+            if row is None:
+                return None
+            p = _Postings()
+            for arr, blob in zip((p.vid, p.doc, p.freq), row, strict=True):
+                arr.frombytes(zlib.decompress(blob))
+        except (sqlite3.DatabaseError, zlib.error, ValueError) as exc:
+            self.on_damage(exc)
+            raise StaleIndex(f"stored postings of {term!r} unreadable: {exc}") from exc  # answered without them
         return p
 
 

@@ -5,14 +5,19 @@ so `git log` reads as a history of what was learned. Only vault Markdown is ever
 or committed (`MEMORY.md`, `memory/**/*.md`, never `.memvault/` or other files), the
 commit names its paths so whatever else the user staged stays staged, and the vault's
 own hooks run (no `--no-verify`): a commit they refuse is reported and tried again later.
+A commit that fails on a git lock left by a killed git removes the lock when it is stale
+(gitlock.py) and is tried once more; a live lock is never touched (`GitLocked`).
 """
 
 from __future__ import annotations
 
+import logging
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import gitlock
 from .config import Config
 from .errors import GitError
 from .layout import problem_at, read_file
@@ -202,11 +207,16 @@ def _identity(root: Path) -> tuple[str, ...]:
     return () if have else FALLBACK_IDENTITY
 
 
-def commit_vault(root: Path, config: Config) -> CommitResult | None:
+class GitLocked(GitError):
+    """The commit failed on a git lock file that another git may still hold (try again later)."""
+
+
+def commit_vault(root: Path, config: Config, say: Callable[[str], None] | None = None) -> CommitResult | None:
     """Commit every changed vault Markdown file (and nothing else); None when nothing changed.
 
-    Raises GitError (with the hook's or git's own words) when the commit fails; the
-    changes stay in the working tree for the next attempt.
+    Raises GitError (with the hook's or git's own words) when the commit fails, GitLocked
+    when it failed on a lock that is not stale yet; the changes stay in the working tree for
+    the next attempt. A stale lock is removed (said through `say`) and the commit retried.
     """
     prefix = repo_prefix(root)
     files = changed_files(root, prefix)
@@ -214,7 +224,32 @@ def commit_vault(root: Path, config: Config) -> CommitResult | None:
         return None
     paths = [p for _, p in files]
     message = commit_message(describe_changes(root, prefix, config, files))
+    try:
+        return _commit(root, paths, message)
+    except GitError as exc:
+        locks = _clear_stale_locks(root, say or logging.getLogger("memvault").warning)
+        live = [lock for lock in locks if not lock.stale]
+        if live:
+            why = "; ".join(f"{lock.path}: {lock.holder}" for lock in live)
+            raise GitLocked(f"{exc} (git lock not removed: {why})") from None
+        if not locks:
+            raise
+    return _commit(root, paths, message)
+
+
+def _commit(root: Path, paths: list[str], message: str) -> CommitResult:
     _git(root, "add", "-A", "--", *paths)
     _git(root, *_identity(root), "commit", "-q", "-m", message, "--", *paths)
     sha = _git(root, "rev-parse", "HEAD").stdout.strip()
     return CommitResult(sha, message, tuple(paths))
+
+
+def _clear_stale_locks(root: Path, say: Callable[[str], None]) -> list[gitlock.LockState]:
+    """The git locks a commit needs that exist; the stale ones are removed."""
+    proc = _git(root, "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", check=False)
+    lines = proc.stdout.splitlines()
+    if proc.returncode != 0 or len(lines) < 3:
+        return []
+    top, git_dir = Path(lines[0]), Path(lines[1])
+    common = (root / lines[2]).resolve()
+    return gitlock.remove_stale(git_dir, common, top, say)

@@ -316,9 +316,11 @@ class History:
 
                 weights = Weights.from_config(self.config)
                 try:
-                    store = PostingStore(db, store_fingerprint(self.loader.cache.fingerprint(), weights))
+                    store = PostingStore(db, store_fingerprint(self.loader.cache.fingerprint(), weights),
+                                         self.loader.cache.heal)
                     store.ensure(index, weights)
-                except sqlite3.Error:
+                except sqlite3.Error as exc:
+                    self.loader.cache.heal(exc)  # damaged: deleted; this query is answered without it
                     return None
                 if store.covered != len(index.keys):  # lost every race to other writers
                     return None

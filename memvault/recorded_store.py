@@ -16,7 +16,6 @@ The store is derived: deleting `.memvault/` loses nothing but the time of a swee
 from __future__ import annotations
 
 import bisect
-import contextlib
 import hashlib
 import sqlite3
 import sys
@@ -133,14 +132,17 @@ class RecordedStore:
         self.resumed = False  # the sweep went on from a stored index instead of starting over
 
     def _db(self) -> sqlite3.Connection | None:
-        db = self.loader.cache.connection()
-        if db is None:
-            return None
-        try:
-            db.execute("CREATE TABLE IF NOT EXISTS recorded (name TEXT PRIMARY KEY, data BLOB)")
-        except sqlite3.Error:
-            return None
-        return db
+        for _ in range(2):  # a damaged cache is deleted and created anew once (ParseCache.heal)
+            db = self.loader.cache.connection()
+            if db is None:
+                return None
+            try:
+                db.execute("CREATE TABLE IF NOT EXISTS recorded (name TEXT PRIMARY KEY, data BLOB)")
+                return db
+            except sqlite3.Error as exc:
+                if not self.loader.cache.heal(exc):
+                    return None
+        return None
 
     def open(self) -> RecordedIndex | None:
         """The index for HEAD (priming the repository's commit list from it), or None when
@@ -167,15 +169,21 @@ class RecordedStore:
         if cols is None:
             return None
         cols.meta["fingerprint"] = mark
-        with contextlib.suppress(sqlite3.Error):  # a cache that cannot be written costs a sweep next time
-            cols.save(db)
+        db = self._db()  # anew: reading may have found the file damaged and replaced it
+        if db is not None:
+            try:
+                cols.save(db)
+            except sqlite3.Error as exc:  # a cache that cannot be written costs a sweep next time
+                self.loader.cache.heal(exc)
         return RecordedIndex(cols, self.loader, self.config)
 
-    @staticmethod
-    def _load(db: sqlite3.Connection, mark: str, extra: tuple[str, ...] = ()) -> Columns | None:
+    def _load(self, db: sqlite3.Connection, mark: str, extra: tuple[str, ...] = ()) -> Columns | None:
         try:
             return Columns.load(db, mark, extra=extra)
-        except (sqlite3.Error, ValueError):
+        except sqlite3.Error as exc:
+            self.loader.cache.heal(exc)  # damaged: deleted, and swept again from git
+            return None
+        except ValueError:
             return None
 
     def _info(self, key: tuple[str, str], events: list[Event] | None = None) -> VersionInfo:

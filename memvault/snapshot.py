@@ -9,6 +9,7 @@ the files that changed. The cache is derived: deleting it costs a re-parse, noth
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -20,6 +21,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from . import derived_db
 from .config import Config
 from .events import Timeline
 from .fsio import DERIVED_DIR, decode_text
@@ -149,28 +151,44 @@ class ParseCache:
         self._db: sqlite3.Connection | None = None
         self._fingerprint: str | None = None
         self.disk_ok = True
+        self._healed = False
 
     def _conn(self) -> sqlite3.Connection | None:
         if self._db is None and self.disk_ok:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                db = sqlite3.connect(self.path, timeout=10, isolation_level=None)
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=NORMAL")
-                db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-                mark = self.fingerprint()
-                row = db.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
-                if row is None or row[0] != mark:
-                    # parser, settings or this layout changed: every cached parse is stale
-                    db.execute("DROP TABLE IF EXISTS parsed")
-                    db.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?)", (mark,))
-                db.execute("CREATE TABLE IF NOT EXISTS parsed "
-                           "(path TEXT, blob TEXT, events TEXT, spans TEXT, PRIMARY KEY (path, blob))")
-                self._db = db
+                self._db = derived_db.connect(self.path, self._setup, what="the recorded-time cache",
+                                              source="git history", timeout=10, isolation_level=None)
             except (sqlite3.Error, OSError):
-                self.disk_ok = False  # a read-only or broken cache only costs speed
+                self.disk_ok = False  # a read-only cache only costs speed
                 return None
         return self._db
+
+    def _setup(self, db: sqlite3.Connection) -> None:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+        mark = self.fingerprint()
+        row = db.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
+        if row is None or row[0] != mark:
+            # parser, settings or this layout changed: every cached parse is stale
+            db.execute("DROP TABLE IF EXISTS parsed")
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('fingerprint', ?)", (mark,))
+        db.execute("CREATE TABLE IF NOT EXISTS parsed "
+                   "(path TEXT, blob TEXT, events TEXT, spans TEXT, PRIMARY KEY (path, blob))")
+
+    def heal(self, exc: BaseException) -> bool:
+        """After an error from the cache's database (this cache, the recorded index, the
+        postings): a damaged file is deleted, said, and started anew, once per process (a
+        second time the disk cache is left alone). True when that is what happened."""
+        if not derived_db.is_damage(exc) or not self.disk_ok:
+            return False
+        if self._healed:
+            self.disk_ok = False
+            return False
+        self._healed = True
+        self.close()
+        derived_db.discard(self.path, str(exc), "the recorded-time cache", "git history")
+        return True
 
     def fingerprint(self) -> str:
         if self._fingerprint is None:
@@ -200,8 +218,9 @@ class ParseCache:
                 self.memory[(path, blob)] = events
                 self.spans[(path, blob)] = load_spans(spans)
                 found[(path, blob)] = events
-        except sqlite3.Error:
-            self.disk_ok = False
+        except sqlite3.Error as exc:
+            if not self.heal(exc):  # healed: the misses are parsed again
+                self.disk_ok = False
         return found
 
     @staticmethod
@@ -234,8 +253,13 @@ class ParseCache:
                  for (path, blob), evs in items.items()],
             )
             db.execute("COMMIT")
-        except sqlite3.Error:
-            self.disk_ok = False
+        except sqlite3.Error as exc:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
+            if self.heal(exc):
+                self.put_many(items)
+            else:
+                self.disk_ok = False
 
     def span(self, ev: Event) -> tuple[float, float]:
         return live_interval(self._solo, ev) or NEVER_LIVE

@@ -18,7 +18,12 @@ def collect(vault) -> tuple[dict[str, Any], list[str]]:
     lines: list[str] = []
     for spec in SECTIONS:
         module, _, func = spec.partition(":")
-        name, part, text = getattr(importlib.import_module(module), func)(vault)
+        try:
+            name, part, text = getattr(importlib.import_module(module), func)(vault)
+        except Exception as exc:  # status is how a person finds out what is wrong: one part
+            name = module.rsplit(".", 1)[-1]  # that cannot tell must not hide the others
+            why = f"{type(exc).__name__}: {exc}"
+            part, text = {"error": why}, [f"{name}: cannot tell ({why})"]
         data[name] = part
         lines += text
     return data, lines

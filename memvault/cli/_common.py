@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import json
+import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -64,6 +65,21 @@ class MemvaultGroup(click.Group):
 def cli(ctx: click.Context, vault_path: str | None) -> None:
     """memvault: a Markdown-native memory vault for AI agents and people."""
     ctx.obj = {"vault_path": vault_path}
+    _show_notices()
+
+
+class _Notices(logging.Handler):
+    """What the library says it did on its own (a damaged index rebuilt, a stale git lock
+    removed), on stderr; looked up at each line so a redirected stderr is honoured."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        click.echo(f"memvault: {record.getMessage()}", err=True)
+
+
+def _show_notices() -> None:
+    logger = logging.getLogger("memvault")
+    if not any(isinstance(h, _Notices) for h in logger.handlers):
+        logger.addHandler(_Notices(logging.WARNING))
 
 
 def open_vault(ctx: click.Context):  # -> Vault, imported lazily to keep start-up fast

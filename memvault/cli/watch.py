@@ -14,7 +14,8 @@ from ._common import cli, emit, json_option, open_vault
 @click.option("--quiet-period", "quiet", type=click.FloatRange(0, 86_400),
               help="With --commit: seconds without changes before committing. Default: 10.")
 @click.option("--reconcile", type=click.FloatRange(0.1, 86_400),
-              help="Seconds between light reconciles (sizes and mtimes) that catch missed events. Default: 15.")
+              help="Seconds between light reconciles (sizes, mtimes, some hashes) that catch missed events. "
+                   "Default: 15 (at most 2 with --polling).")
 @click.option("--polling", is_flag=True, help="Poll the files instead of using the OS's file events.")
 @click.option("--backend", help="Index backend (default: [index] backend in memvault.toml).")
 @json_option

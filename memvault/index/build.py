@@ -1,7 +1,7 @@
 """Full rebuild: parse every file, write a new index beside the old one, rename it into place.
 
 Readers keep the old index until the rename; a crash leaves the old index plus a temporary
-file that the next rebuild removes.
+file that the next writer removes (heal.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..textproc import ANALYZER_VERSION
 from ..vault import iter_markdown
-from . import links, store
+from . import heal, links, store
 from .engine import UpdateReport
 
 if TYPE_CHECKING:
@@ -25,19 +25,20 @@ if TYPE_CHECKING:
 BATCH = 5000
 
 
-def build(index: Index, progress: Progress | None) -> UpdateReport:
+def build(index: Index, progress: Progress | None, note: str | None = None) -> UpdateReport:
+    """Build the index anew; `note` (why, when the old one was damaged) is kept for status."""
     # 100k events are 100k long-lived objects: the cyclic GC would rescan them over and
     # over while they accumulate (about a tenth of the build's CPU); none of them form cycles.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _build(index, progress)
+        return _build(index, progress, note)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _build(index: Index, progress: Progress | None) -> UpdateReport:
+def _build(index: Index, progress: Progress | None, note: str | None) -> UpdateReport:
     from .core import _read, _stored_stat, file_docs
 
     vault = index.vault
@@ -46,7 +47,7 @@ def _build(index: Index, progress: Progress | None) -> UpdateReport:
     index.dir.mkdir(parents=True, exist_ok=True)
     tmp_db = index.dir / f".{index.backend}.db.tmp{os.getpid()}"
     tmp_dir = index.dir / f".{index.backend}.tmp{os.getpid()}"
-    _remove_leftovers(index)
+    heal.remove_leftovers(index.dir)
     conn = store.connect(tmp_db)
     conn.execute("PRAGMA journal_mode=OFF")
     conn.execute("PRAGMA synchronous=OFF")
@@ -90,6 +91,8 @@ def _build(index: Index, progress: Progress | None) -> UpdateReport:
             "fingerprint": index._fingerprint(), "backend": index.backend, "state": "clean",
             "last_update": time.time(), "generation": engine.generation() or "", "next_rowid": rowid,
         }
+        if note:
+            meta["healed"] = note
         store.set_meta(conn, **meta)
         conn.execute("COMMIT")
         report.events_indexed = len(all_events)
@@ -99,7 +102,7 @@ def _build(index: Index, progress: Progress | None) -> UpdateReport:
         engine.abort()
         engine.close()
         conn.close()
-        _remove_leftovers(index)
+        heal.remove_leftovers(index.dir)
         raise
     engine.close()
     conn.close()
@@ -131,15 +134,20 @@ def _swap(index: Index, tmp_db, tmp_dir) -> None:
     if tmp_dir.exists():
         final = index.dir / index.backend
         trash = index.dir / f".{index.backend}.old{os.getpid()}"
-        if final.exists():
+        if final.exists() or final.is_symlink():
             os.replace(final, trash)
         os.replace(tmp_dir, final)
-        shutil.rmtree(trash, ignore_errors=True)
+        if trash.is_dir() and not trash.is_symlink():
+            shutil.rmtree(trash, ignore_errors=True)
+        else:  # a file or link that stood where the text index belongs
+            with contextlib.suppress(FileNotFoundError):
+                trash.unlink()
     # A hot journal left by a crashed writer belongs to the old file; never let SQLite
     # apply it to the new one.
     for suffix in ("-journal", "-wal", "-shm"):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(f"{index.db_path}{suffix}")
+    heal.clear_squatter(index.db_path)
     os.replace(tmp_db, index.db_path)
     with contextlib.suppress(OSError):
         dfd = os.open(index.dir, os.O_RDONLY)
@@ -148,11 +156,3 @@ def _swap(index: Index, tmp_db, tmp_dir) -> None:
         finally:
             os.close(dfd)
 
-
-def _remove_leftovers(index: Index) -> None:
-    for path in index.dir.glob(f".{index.backend}.*"):
-        if path.is_dir():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()

@@ -8,7 +8,8 @@ settings that change parsing, and a state flag. Anything unexpected (missing, ot
 other settings, `state = dirty` left by a crash between the whoosh and SQLite commits, a
 whoosh directory of another generation) makes the index *stale*: `update` and `search` then
 rebuild it from the Markdown. A rebuild writes a new database beside the old one and renames
-it into place, so a crash during a rebuild leaves the old index.
+it into place, so a crash during a rebuild leaves the old index. A damaged store (found by
+a check when it changed behind memvault's back, or by the error) is rebuilt too: heal.py.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from ..rank import (
 from ..sqlutil import in_chunks
 from ..textproc import ANALYZER_VERSION, analyzed, parse_query
 from ..vault import BIG_FILE, is_vault_markdown, parse_text
-from . import links, store
+from . import heal, links, store
 from .engine import Doc, Engine, FileState, IndexStatus, UpdateReport
 
 BACKENDS = ("sqlite", "whoosh")
@@ -122,14 +123,15 @@ class Index:
 
     def stale_reason(self) -> str | None:
         """Why the index cannot be trusted as it is, or None."""
-        if not self.db_path.exists():
-            return "no index yet"
+        squatted = heal.squatter_reason(self)
+        if squatted or not self.db_path.exists():
+            return squatted or "no index yet"
         try:
             conn, engine = self._open()
-            meta = store.get_meta(conn)
+            meta = heal.read_meta(conn)
         except (sqlite3.DatabaseError, OSError) as exc:
             self._reset()
-            return f"unreadable index ({exc})"
+            return heal.damage_reason(exc) or f"unreadable index ({exc})"
         if not meta:
             return "empty or damaged index"
         if meta.get("schema_version") != str(store.SCHEMA_VERSION):
@@ -142,7 +144,7 @@ class Index:
             return "an update was interrupted"
         if not engine.atomic and engine.generation() != meta.get("generation"):
             return "text index does not match the store"
-        return None
+        return heal.verify(self, conn)
 
     # -- writing ---------------------------------------------------------------------
 
@@ -157,11 +159,19 @@ class Index:
         started = time.perf_counter()
         wanted = None if paths is None else [_relpath(p, self.vault.root) for p in paths]
         with self._writer():
+            heal.remove_leftovers(self.dir)
             reason = self.stale_reason()
-            if reason is not None:
-                report = self._rebuild_locked(progress, reason)
-            else:
-                report = self._update_locked(wanted, progress)
+            report = None
+            if reason is None:
+                try:
+                    report = self._update_locked(wanted, progress)
+                except Exception as exc:
+                    self._reset()
+                    if (reason := heal.damage_reason(exc)) is None:
+                        raise
+            if report is None:
+                report = self._rebuild_locked(progress, reason or "")
+            heal.written(self)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -169,6 +179,7 @@ class Index:
         started = time.perf_counter()
         with self._writer():
             report = self._rebuild_locked(progress, "asked for")
+            heal.written(self)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -250,7 +261,8 @@ class Index:
             store.set_meta(conn, **meta)
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            with contextlib.suppress(sqlite3.Error):  # a damaged file may have ended it already
+                conn.execute("ROLLBACK")
             engine.abort()
             raise
 
@@ -258,7 +270,7 @@ class Index:
         from .build import build
 
         self._reset()
-        report = build(self, progress)
+        report = build(self, progress, heal.announce(self, reason))
         report.rebuilt, report.reason = True, reason
         return report
 
@@ -278,15 +290,17 @@ class Index:
 
     def refresh(self) -> UpdateReport | None:
         """Update when the files look changed (a stat walk; no lock when nothing changed)."""
-        if self.stale_reason() is None:
+        if self.stale_reason() is None and not heal.leftovers(self.dir):
             changed, gone = self.changed_files()
             if not changed and not gone:
                 return None
         return self.update()
 
     def indexed_files(self) -> dict[str, FileState]:
-        conn, _ = self._open()
+        if not self.db_path.is_file():  # do not create an empty store just to read it
+            return {}
         try:
+            conn, _ = self._open()
             return {p: FileState(*st) for p, st in store.file_states(conn).items()}
         except sqlite3.DatabaseError:
             return {}
@@ -301,11 +315,13 @@ class Index:
         parts = [self.db_path] + (list((self.dir / self.backend).rglob("*")) if (self.dir / self.backend).is_dir() else [])
         return sum(p.stat().st_size for p in parts if p.is_file())
 
+    @heal.healing
     def events(self) -> list[Event]:
         """Every indexed event (as parsed when indexed), in file and line order."""
         conn, _ = self._open()
         return [e for _, e in sorted(store.load_events(conn), key=lambda p: (p[1].file, p[1].line))]
 
+    @heal.healing
     def edges(self) -> tuple[dict[str, str], set[tuple[str, str]]]:
         """The resolved graph: (supersedes new->old, {(reconfirmer, target)})."""
         conn, _ = self._open()
@@ -318,6 +334,7 @@ class Index:
                 rec.add((src, target))
         return sup, rec
 
+    @heal.healing
     def search(self, query: str, *, limit: int = 10, types: Iterable[str] = (), tags: Iterable[str] = (),
                since: datetime | None = None, until: datetime | None = None, include_all: bool = False,
                at: datetime | None = None, record_access: bool = True) -> list[Hit]:
@@ -418,7 +435,7 @@ class Index:
         disk = _scan(self.vault.root, skipped)
         meta: dict[str, str] = {}
         indexed: dict[str, tuple[int, int, str, int]] = {}
-        if exists and self._conn is not None:
+        if exists and self._conn is not None and not (reason or "").startswith("damaged"):
             meta = store.get_meta(self._conn)
             with contextlib.suppress(sqlite3.DatabaseError):
                 indexed = {r[0]: r[1:] for r in self._conn.execute("SELECT path, size, mtime_ns, sha256, events FROM files")}
@@ -446,6 +463,7 @@ class Index:
             changed_files=changed, last_update=datetime.fromtimestamp(last, UTC) if last else None,
             schema_version=int(meta["schema_version"]) if meta.get("schema_version", "").isdigit() else None,
             size_bytes=size, not_read=[f"{p.path}: {p.message}" for p in skipped],
+            healed=meta.get("healed") or None,
         )
 
 

@@ -90,6 +90,7 @@ class IndexStatus:
     schema_version: int | None = None
     size_bytes: int = 0
     not_read: list[str] = field(default_factory=list)  # vault paths the layout rule skips
+    healed: str | None = None  # when and why the index was last rebuilt for damage
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -99,16 +100,19 @@ class IndexStatus:
             "events_on_disk": self.events_on_disk, "events_indexed": self.events_indexed,
             "changed_files": self.changed_files, "last_update": iso(self.last_update),
             "schema_version": self.schema_version, "size_bytes": self.size_bytes,
-            "not_read": self.not_read,
+            "not_read": self.not_read, "healed": self.healed,
         }
 
     def lines(self) -> list[str]:
         state = f"stale ({self.stale_reason})" if self.stale else "up to date"
+        if (self.stale_reason or "").startswith("damaged"):
+            state += "; the next search or `memvault index` rebuilds it"
         when = iso(self.last_update) or "never"
+        healed = [f"  healed: {self.healed}"] if self.healed else []
         return [
             f"index: {self.backend}, {state}, last update {when}",
             f"  files:  {self.files_on_disk} on disk, {self.files_indexed} indexed",
             f"  events: {self.events_on_disk} on disk, {self.events_indexed} indexed",
             f"  size:   {self.size_bytes / 1048576:.1f} MB at {self.path}",
-        ] + [f"  changed: {p}" for p in self.changed_files[:10]] + [
+        ] + healed + [f"  changed: {p}" for p in self.changed_files[:10]] + [
             f"  not read: {p}" for p in self.not_read[:10]]

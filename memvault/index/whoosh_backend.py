@@ -5,16 +5,24 @@ card chose it, and it passes the same contract tests as the default backend.
 Writes are two commits (whoosh, then SQLite). The store is marked `dirty` before and the
 whoosh directory carries a generation token that the store records after; a crash between
 the two is therefore seen as stale and rebuilt, never trusted.
+
+whoosh reports unreadable files with whatever its decoders raise (pickle, struct, zlib,
+EOF errors); every error of a read or write of the directory is therefore `Damaged`, and
+the index rebuilds itself (heal.py) instead of failing every search.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import uuid
 import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
-from ..errors import ConfigError
+from ..derived_db import Damaged
+from ..errors import ConfigError, MemvaultError
 from ..fsio import atomic_write
 from ..rank import EXHAUSTIVE, Plan
 from ..textproc import Query
@@ -22,6 +30,22 @@ from .engine import Doc
 
 FIELDS = ("title", "body", "tags", "extra", "context")
 GENERATION_FILE = "GENERATION"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _reading(method: F) -> F:
+    """whoosh's errors while it reads or writes its files mean damaged files."""
+
+    @functools.wraps(method)
+    def wrapper(self: WhooshEngine, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except (MemvaultError, MemoryError):
+            raise
+        except Exception as exc:
+            raise Damaged(f"whoosh index {self.directory}: {type(exc).__name__}: {exc}") from exc
+
+    return wrapper  # type: ignore[return-value]
 
 
 def _whoosh():
@@ -59,6 +83,7 @@ class WhooshEngine:
                         **{name: text for name in FIELDS})
 
     @property
+    @_reading
     def ix(self):
         if self._ix is None:
             if not self.w.index.exists_in(str(self.directory)):
@@ -75,21 +100,25 @@ class WhooshEngine:
     def _new_generation(self) -> None:
         atomic_write(self.directory / GENERATION_FILE, uuid.uuid4().hex)
 
+    @_reading
     def begin(self) -> None:
         self._writer = self.ix.writer(timeout=30.0)
 
+    @_reading
     def add(self, docs: list[Doc]) -> None:
         if self._writer is None:
             self.begin()
         for rowid, fields in docs:
             self._writer.add_document(rid=str(rowid), **dict(zip(FIELDS, fields, strict=True)))
 
+    @_reading
     def delete(self, docs: list[Doc]) -> None:
         if self._writer is None:
             self.begin()
         for rowid, _ in docs:
             self._writer.delete_by_term("rid", str(rowid))
 
+    @_reading
     def commit(self) -> None:
         if self._writer is not None:
             self._new_generation()  # before: a crash after the commit must not look current
@@ -125,6 +154,7 @@ class WhooshEngine:
             return Q.Or(optional)
         return Q.And(required + [Q.Or(required + optional)])
 
+    @_reading
     def search(self, query: Query, limit: int, plan: Plan = EXHAUSTIVE) -> list[tuple[int, float]]:
         if query.empty:
             return []

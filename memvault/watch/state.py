@@ -1,8 +1,13 @@
 """The watcher's lock and its status record, and how healthy a watcher looks from outside.
 
-One watcher per vault: it holds an exclusive `flock` on `.memvault/watch.lock` for its
-whole life. The kernel drops the lock when the process dies, even on SIGKILL, so a dead
-watcher never blocks a new one and "is one running?" never trusts a stale pid file.
+One watcher per vault: it holds an exclusive `flock` on the vault folder itself (an open
+descriptor of the directory) and on `.memvault/watch.lock` (which names its pid) for its
+whole life. The kernel drops the locks when the process dies, even on SIGKILL, so a dead
+watcher never blocks a new one and "is one running?" never trusts a stale pid file. The
+folder's lock is the one that counts: `rm -rf .memvault` under a running watcher deletes
+the lock file (a new one would be free to lock), not the folder. The watcher writes its pid
+file again on its next heartbeat. Where a folder cannot be locked (some network file
+systems), the file lock alone is used, as before.
 
 The status record `.memvault/watch.json` is rewritten atomically on every batch and at
 least every HEARTBEAT seconds; a record whose heartbeat is old while the lock is still
@@ -44,37 +49,62 @@ def status_path(root: Path) -> Path:
     return Path(root) / DERIVED_DIR / STATUS_NAME
 
 
+BUSY = (errno.EAGAIN, errno.EACCES)
+
+
 class WatchLock:
     """The single-watcher lock. `acquire` waits `wait` seconds (a status probe may hold a
     shared lock for a moment), then refuses with the other watcher's pid."""
 
     def __init__(self, root: Path):
+        self.root = Path(root)
         self.path = lock_path(root)
         self.fd: int | None = None
+        self.dir_fd: int | None = None
 
     def acquire(self, wait: float = 0.5) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + wait
-        while True:
+        dir_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            if not _flock(dir_fd, deadline, optional=True):
+                raise self._running()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            taken = False
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES) or time.monotonic() >= deadline:
-                    pid = os.pread(fd, 32, 0).decode(errors="replace").strip()
+                taken = _flock(fd, deadline)
+            finally:
+                if not taken:
                     os.close(fd)
-                    if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                        raise
-                    who = f" (pid {pid})" if pid.isdigit() else ""
-                    raise WatcherRunning(
-                        f"another memvault watcher{who} is already watching {self.path.parent.parent}; "
-                        f"stop it first (one watcher per vault keeps the index consistent)"
-                    ) from None
-                time.sleep(0.02)
+            if not taken:
+                raise self._running()
+        except BaseException:
+            os.close(dir_fd)
+            raise
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
-        self.fd = fd
+        self.fd, self.dir_fd = fd, dir_fd
+
+    def _running(self) -> WatcherRunning:
+        try:
+            pid = self.path.read_text(errors="replace").strip()
+        except OSError:
+            pid = ""
+        who = f" (pid {pid})" if pid.isdigit() else ""
+        return WatcherRunning(f"another memvault watcher{who} is already watching {self.root}; "
+                              f"stop it first (one watcher per vault keeps the index consistent)")
+
+    def refresh(self) -> None:
+        """Write the pid file again if `.memvault/` was deleted (the folder lock still holds)."""
+        if self.fd is None or self.path.exists():
+            return
+        with contextlib.suppress(OSError):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+            os.close(self.fd)
+            self.fd = fd
 
     def release(self) -> None:
         if self.fd is not None:
@@ -83,21 +113,44 @@ class WatchLock:
                 fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
             self.fd = None
+        if self.dir_fd is not None:
+            os.close(self.dir_fd)  # closing drops the folder's lock
+            self.dir_fd = None
+
+
+def _flock(fd: int, deadline: float, *, optional: bool = False) -> bool:
+    """Take an exclusive flock, retrying until `deadline`; False when another holds it.
+    With `optional`, a file system that cannot lock this (EBADF, ENOLCK, EOPNOTSUPP on some
+    network file systems) counts as taken."""
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError as exc:
+            if exc.errno not in BUSY:
+                if optional:
+                    return True
+                raise
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
 
 
 def watcher_alive(root: Path) -> bool:
-    """True while some process holds the watcher lock (checked without disturbing it for long)."""
-    path = lock_path(root)
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)  # closing drops our shared lock at once
+    """True while some process holds the watcher lock, on the vault folder or on its lock
+    file (checked without disturbing them for long)."""
+    for path, flags in ((Path(root), os.O_RDONLY | os.O_DIRECTORY), (lock_path(root), os.O_RDONLY)):
+        try:
+            fd = os.open(path, flags)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in BUSY:
+                return True
+        finally:
+            os.close(fd)  # closing drops our shared lock at once
     return False
 
 
@@ -145,11 +198,37 @@ def record_text(record: WatchRecord) -> str:
 
 
 def read_record(root: Path) -> dict[str, Any] | None:
+    """The status record's fields that have the right type (a damaged, hand-edited or
+    foreign `watch.json` must not break `memvault status`), or None when there is none."""
     try:
         data = json.loads(status_path(root).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) else None
+    return checked_record(data) if isinstance(data, dict) else None
+
+
+SCALARS: dict[str, type | tuple[type, ...]] = {
+    "pid": int, "started": str, "vault": str, "state": str, "observer": str, "debounce_ms": (int, float),
+    "heartbeat": str, "last_event": str, "last_update": str, "pending": int, "updates": int,
+    "files_on_disk": int, "files_indexed": int, "events_indexed": int, "events_on_disk": int,
+}  # fmt: skip
+
+
+def _strings(value: Any) -> dict[str, str]:
+    """The string items of a dict (broken files, an error, the last commit all hold only strings)."""
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def checked_record(data: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {k: v for k, v in data.items()
+                           if k in SCALARS and isinstance(v, SCALARS[k]) and not isinstance(v, bool)}
+    out["broken"] = _strings(data.get("broken"))
+    errors = data.get("errors")
+    out["errors"] = [_strings(e) for e in errors if isinstance(e, dict)] if isinstance(errors, list) else []
+    out["commit"] = _strings(data.get("commit"))
+    return out
 
 
 # -- health, as `memvault status` reports it -------------------------------------------
@@ -171,7 +250,7 @@ def _age(stamp: str | None, now: datetime) -> float | None:
         return None
     try:
         return (now - datetime.fromisoformat(stamp)).total_seconds()
-    except ValueError:
+    except (TypeError, ValueError):  # not a time, or one without a zone
         return None
 
 

@@ -4,8 +4,9 @@ Used by the watcher (after each debounced batch, at start and on its periodic li
 reconcile) and by `wait_until_indexed`, so both follow the same rules:
 
 - the light reconcile compares sizes and mtimes (plus a content hash for files modified
-  in the last few seconds, whose mtime may not have moved within the clock's tick)
-  against what the index recorded, and re-reads only what differs;
+  in the last few seconds, whose mtime may not have moved within the clock's tick, and
+  the hashes the scanner took of a slice of the other files: verify.py) against what the
+  index recorded, and re-reads only what differs;
 - a file whose new version fails to parse (error-level problems that lose entries it had)
   keeps its last good entries in the index; it is reported, and indexed again as soon
   as it parses.
@@ -36,6 +37,7 @@ RACY_SECONDS = 3.0  # files modified this recently are hashed, not trusted by si
 class Stat:
     size: int
     mtime_ns: int
+    sha256: str | None = None  # taken by the scanner for some files (verify.py)
 
 
 @dataclass
@@ -144,16 +146,27 @@ def plan(root: Path, indexed: Mapping[str, Any], keys: set[str] | None,
         disk = disk_state(root) if snapshot is None else snapshot
         changed, same = differing(disk, indexed)
         changed |= racy(root, disk, same, indexed)
+        edited = hashed_otherwise(disk, same - changed, indexed)
         if snapshot is not None:
-            disk = {p: st for p in changed if (st := stat_file(root, p)) is not None}
-            changed, same = differing(disk, {p: indexed[p] for p in changed if p in indexed})
+            disk = {p: st for p in changed | edited if (st := stat_file(root, p)) is not None}
+            changed, same = differing(disk, {p: indexed[p] for p in changed | edited if p in indexed})
             changed |= racy(root, disk, same, indexed)
-        return split_by_hash(root, disk, changed, indexed)
+        return split_by_hash(root, disk, changed | (edited & disk.keys()), indexed)
     folders = [k for k in keys if k.endswith("/")]
     if not folders:
         return set(keys), set()
     on_disk = set(disk_state(root, folders))
     return expand(keys, on_disk, set(indexed)), set()
+
+
+def hashed_otherwise(disk: Mapping[str, Stat], same: set[str], indexed: Mapping[str, Any]) -> set[str]:
+    """Files whose size and mtime match but whose hash, taken by the scanner, does not."""
+    out = set()
+    for rel in same:
+        digest, recorded = disk[rel].sha256, state_tuple(indexed[rel])[2]
+        if digest is not None and recorded is not None and digest != recorded:
+            out.add(rel)
+    return out
 
 
 def split_by_hash(root: Path, disk: Mapping[str, Stat], candidates: set[str],
@@ -229,5 +242,7 @@ def sync(root: Path, config: Any, index: Any, keys: set[str] | None = None,
     result = SyncResult(updated=good, broken=broken, broken_delta=delta)
     if good or settle:
         result.report = index.update(sorted({*good, *settle}))
+        if getattr(result.report, "rebuilt", False):  # found damaged on the way: rebuilt from the files
+            result.rebuilt = result.report.reason
     result.seconds = time.perf_counter() - start
     return result

@@ -26,11 +26,15 @@ from .observe import VaultObserver
 from .paths import touched
 from .state import HEARTBEAT, WatchLock, WatchRecord, now_iso, record_text, status_path
 from .sync import Stat, SyncResult, disk_state, indexed_counts, sync
+from .verify import ContentCheck
 
 DEFAULTS = {"debounce_ms": DEFAULT_DEBOUNCE * 1000, "max_delay_ms": DEFAULT_MAX_DELAY * 1000,
             "reconcile_seconds": 15.0, "commit_quiet_seconds": 10.0}
 RECORD_EVERY = 0.25  # seconds: at most this often the status record is rewritten while busy
 RETRY_SECONDS = 1.0  # a failed update is tried again after this long
+LOCK_RETRY_SECONDS = 10.0  # a commit that met a live git lock is tried again after this long
+# Polling sees no same-size edit that keeps its mtime; only the reconcile's hashing does.
+POLLING_RECONCILE = 2.0
 
 
 @dataclass
@@ -275,8 +279,13 @@ class Watcher:
                     self.record.pending = len(self._coalescer)
             if due:
                 next_beat = now + HEARTBEAT
+                self._lock.refresh()  # `.memvault/` may have been deleted under us
                 self._count()
                 self._write_record()
+
+    def reconcile_every(self) -> float:
+        polling = self._observer.mode == "polling"
+        return min(self.options.reconcile, POLLING_RECONCILE) if polling else self.options.reconcile
 
     def _index_ino(self) -> int | None:
         try:
@@ -433,12 +442,13 @@ class RecordWriter:
 
 
 class Scanner:
-    """Takes the light reconcile's look at the disk (sizes and mtimes of every file) off the
+    """Takes the light reconcile's look at the disk (sizes and mtimes of every file, hashes of a slice) off the
     worker thread, every `reconcile` seconds, so a save is never queued behind a scan."""
 
     def __init__(self, watcher: Watcher):
         self.w = watcher
         self._stop = threading.Event()
+        self._check = ContentCheck()  # hashes a slice of the files each time
         self._thread = threading.Thread(target=self._loop, name="memvault-watch-scan", daemon=True)
 
     def start(self) -> None:
@@ -450,9 +460,9 @@ class Scanner:
             self._thread.join()
 
     def _loop(self) -> None:
-        while not self._stop.wait(self.w.options.reconcile):
+        while not self._stop.wait(self.w.reconcile_every()):
             try:
-                self.w.offer_snapshot(disk_state(self.w.root))
+                self.w.offer_snapshot(self._check.hash_slice(self.w.root, disk_state(self.w.root)))
             except Exception as exc:  # never let a scan error end the reconciles
                 self.w.log("error", f"scanning the vault failed: {exc}")
 
@@ -498,6 +508,12 @@ class Committer:
         if self._thread is not None:
             self._thread.join()
 
+    def _retry_in(self, seconds: float) -> None:
+        with self._cond:
+            self._dirty = True
+            self._last_change = max(self._last_change, time.monotonic() + seconds - self.quiet)
+            self._cond.notify()
+
     def _loop(self) -> None:
         while True:
             with self._cond:
@@ -515,15 +531,19 @@ class Committer:
                 return
 
     def _commit(self) -> None:
-        from ..autocommit import commit_vault
+        from ..autocommit import GitLocked, commit_vault
 
         try:
-            done = commit_vault(self.w.root, self.w.vault.config)
+            done = commit_vault(self.w.root, self.w.vault.config, say=lambda m: self.w.log("warning", m))
         except GitError as exc:
+            locked = isinstance(exc, GitLocked)
+            when = f"in {LOCK_RETRY_SECONDS:g}s" if locked else "after the next change"
             self.w.record.commit = {"error": str(exc), "at": now_iso()}
             self.w.record.add_error(f"commit failed: {exc}")
-            self.w.log("error", f"commit failed, will retry after the next change: {exc}")
+            self.w.log("error", f"commit failed, will retry {when}: {exc}")
             self.w.request_record()
+            if locked:  # the lock may go away (or turn stale) without any change of ours
+                self._retry_in(LOCK_RETRY_SECONDS)
             return
         if done is not None:
             subject = done.message.split("\n", 1)[0]
