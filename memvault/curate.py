@@ -53,7 +53,9 @@ from .memdoc import (
     tail_index,
 )
 from .model import Event
+from .textsafety import CONTROL_RE
 from .vault import MEMORY_FILE, Vault
+from .writecheck import added_lines, check_written
 
 HEADING_BREAKERS = set("[]|#^()")
 KIND_ORDER = {"update": 0, "reconfirm": 1, "add": 2, "archive": 3}
@@ -200,6 +202,7 @@ def bullet_text(ev: Event, limit: int) -> str:
     """One line for MEMORY.md: the entry's first paragraph, shortened at a word if long."""
     first = re.split(r"\n[ \t]*\n", ev.content.strip(), maxsplit=1)[0]
     text = " ".join(" ".join(LIST_MARK_RE.sub("", ln) for ln in first.split("\n")).split())
+    text = CONTROL_RE.sub("", text)  # a one-line summary: controls go with the line breaks
     text = BLOCK_ID_RE.sub("", text).strip()
     # Text that looks like curate's own annotations would be read back as one.
     for pattern in (ANNOTATION_RE, SOURCE_ANN_RE):
@@ -505,6 +508,8 @@ def apply(vault: Vault, plan: Plan, choice: Mapping[str, tuple[str, ...]] | None
     old_text = ("\ufeff" if plan.doc.bom else "") + "\n".join(plan.doc.raw_lines)
     counts = {k: sum(1 for p in plan.proposals if p.kind == k and p.key in chosen) for k in ("add", "update", "reconfirm")}
     counts["archive"] = len(archived)
+    # What curate adds passes the checks `log` applies (moved and untouched lines are the person's).
+    check_written("\n".join(added_lines(old_text, new_text)), where=MEMORY_FILE)
     with locked(vault.lock_path, what=MEMORY_FILE):
         writable(vault.root, MEMORY_FILE)  # never through a link (layout.py)
         if archived:

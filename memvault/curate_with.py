@@ -24,6 +24,7 @@ from .errors import MemvaultError
 from .memdoc import BLOCK_ID_RE, section_insert
 from .parse import ANNOTATION_RE, SOURCE_ANN_RE
 from .secretscan import find_secrets
+from .textsafety import first_disallowed
 from .vault import Vault
 
 PROTOCOL = "memvault-curate/1"
@@ -94,8 +95,9 @@ def _text(n: int, item: dict[str, Any], key: str, limit: int) -> str | None:
     if not isinstance(value, str) or not value.strip():
         raise _bad(n, f"'{key}' must be a non-empty string")
     value = value.strip()
-    if "\n" in value or "\r" in value:
-        raise _bad(n, f"'{key}' must be one line")
+    found = first_disallowed(value, line_breaks=False)
+    if found is not None:  # refused, not stripped: the reply is not what memvault would write
+        raise _bad(n, f"'{key}' must be one line without control characters; it holds {found[1]}")
     if len(value) > limit:
         raise _bad(n, f"'{key}' is {len(value)} characters, more than {limit}")
     if "[[" in value or BLOCK_ID_RE.search(value) or ANNOTATION_RE.search(value) or SOURCE_ANN_RE.search(value):

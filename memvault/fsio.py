@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .errors import LockTimeout
+from .textsafety import normalize_newlines
 
 DERIVED_DIR = ".memvault"
 
@@ -135,6 +136,4 @@ def decode_text(raw: bytes) -> tuple[str, list[tuple[int, str]]]:
         line = raw.count(b"\n", 0, exc.start) + 1
         notes.append((line, f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced"))
         text = raw.decode("utf-8", errors="replace")
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text, notes
+    return normalize_newlines(text), notes

@@ -366,6 +366,9 @@ def check_edit(text: str, block_id: str) -> tuple[str, ...]:
     parsed = parse_memory("## x\n" + "\n".join(lines), "MEMORY.md", _EDIT_CONFIG)
     if len(parsed.events) != 1 or parsed.events[0].line != 2 or parsed.events[0].end_line != len(lines) + 1:
         raise InputError("the edited text must be one bullet ('- text'); lines after the first must be indented")
+    from .writecheck import check_written
+
+    check_written("\n".join(lines), where="the edited bullet")
     return tuple(ensure_block_id(lines, block_id))
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import time
 from dataclasses import replace
@@ -15,14 +14,14 @@ from .errors import InputError, MemvaultError, NotFoundError
 from .fsio import atomic_write, decode_text, locked, replace_if_unchanged
 from .layout import writable
 from .model import Event
-from .parse import H2_RE, META_RE, parse_log
+from .parse import parse_log
 from .render import render_entry
 from .vault import LOG_DIR, Vault
+from .writecheck import check_entry_options, check_entry_text, check_written
 
 TEMPLATE = Path(__file__).resolve().parent / "vault_template"
 BOM = b"\xef\xbb\xbf"
 WRITE_ATTEMPTS = 20
-OPTION_KEYS = ("id", "supersedes", "reconfirms", "confidence", "tags", "source", "importance", "scope", "expires")
 
 
 def init_vault(target: Path, *, timezone: str | None = None, git: bool = True) -> Path:
@@ -75,42 +74,8 @@ def _git_init(target: Path) -> None:
         raise MemvaultError(f"git failed in {target}: {exc}") from None
 
 
-def _check_text(text: str) -> str:
-    body = _strip_trailing_space(text.strip("\n"))
-    if not body.strip():
-        raise InputError("nothing to log: the entry text is empty")
-    lines = body.split("\n")
-    for n, line in enumerate(lines, 1):
-        if H2_RE.match(line) or re.match(r"^#\s", line):
-            raise InputError(
-                f"line {n} of the text is a '#'/'##' heading, which would end the entry; use '###' for subheadings"
-            )
-    last = lines[-1]
-    meta = META_RE.match(last)
-    if meta:  # it would be read back as metadata, not as the text that was logged
-        key = meta["key"].lower()
-        hint = f"use --{key}" if key in OPTION_KEYS else "reword it"
-        raise InputError(f"the text's last line {last!r} would be read as the entry's {key.title()}: metadata; {hint}")
-    return body
-
-
-def _strip_trailing_space(body: str) -> str:
-    """Trailing whitespace `check` would warn about (MV104) goes; hard breaks and code keep theirs."""
-    from .validate import fence_mask, is_hard_break
-
-    lines = body.split("\n")
-    fenced = fence_mask(lines)
-    for i, line in enumerate(lines):
-        following = lines[i + 1] if i + 1 < len(lines) else None
-        if not fenced[i] and not is_hard_break(line, following):
-            lines[i] = line.rstrip()
-    return "\n".join(lines)
-
-
 def _check_id(vault: Vault, entry_id: str) -> None:
-    """An explicit id is one token that no other entry has: `check` would reject anything else."""
-    if not entry_id.strip() or any(c.isspace() for c in entry_id):
-        raise InputError(f"--id {entry_id!r}: an id is a single token without spaces")
+    """An explicit id (one visible token: `check_entry_options`) that no other entry has."""
     clash = vault.timeline.by_id.get(entry_id)
     if clash is not None:
         raise InputError(f"id {entry_id!r} is already used by {clash.file}:{clash.line}; pick another")
@@ -139,7 +104,9 @@ def log_entry(
         raise InputError(f"unknown type {type!r}; known: {', '.join(vault.config.types)}")
     if confidence is not None and not 0 <= confidence <= 1:
         raise InputError(f"confidence must be between 0 and 1, got {confidence}")
-    body = _check_text(text)
+    body = check_entry_text(text)
+    check_entry_options(source=source, scope=scope, tags=tags, supersedes=supersedes, reconfirms=reconfirms,
+                        entry_id=entry_id)
     if entry_id is not None:
         _check_id(vault, entry_id)
     # Through UTC: astimezone() to the zone a time already carries returns it unchanged, so a wall
@@ -155,9 +122,7 @@ def log_entry(
         tags=tuple(t.lower().lstrip("#") for t in tags if t.strip()), source=source, scope=scope, expires=expires,
         supersedes=supersedes, reconfirms=tuple(reconfirms), explicit_id=entry_id is not None,
     )
-    from .secretscan import refuse_secrets
-
-    refuse_secrets(render_entry(draft), where="the new entry")
+    check_written(render_entry(draft), where="the new entry")
     path = vault.log_path_for(when.date().isoformat())
     rel = path.relative_to(vault.root).as_posix()
     writable(vault.root, rel)  # never through a link, never over a non-file (layout.py)
