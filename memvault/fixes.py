@@ -15,8 +15,10 @@ from pathlib import Path
 
 from .config import Config
 from .fsio import locked, replace_if_unchanged
+from .hidden import fix_invisible
 from .layout import problem_at
 from .parse import TITLE_RE
+from .textsafety import clean_invisible
 from .validate import LOOSE_HEADING_RE, SourceFile, canonical_heading, minute, trailing_ws_lines
 from .vault import Vault, iter_markdown, parse_text
 
@@ -108,13 +110,15 @@ def fix_order(src: SourceFile) -> tuple[list[str], list[str]] | None:
     return out, ["MV015"]
 
 
-FIXERS: tuple[Fixer, ...] = (fix_whitespace, fix_headings, fix_title, fix_order)
+# fix_invisible first: a heading it uncovers may need the others (spacing, order).
+FIXERS: tuple[Fixer, ...] = (fix_invisible, fix_whitespace, fix_headings, fix_title, fix_order)
 
 
 def signature(text: str) -> Counter[str]:
-    """What a fix must not change: every non-blank line, whitespace removed, title lines aside."""
+    """What a fix must not change: every non-blank line, whitespace and invisible characters
+    removed (MV017 removes those), title lines aside."""
     return Counter(
-        "".join(line.split()) for line in text.split("\n")
+        "".join(clean_invisible(line).split()) for line in text.split("\n")
         if line.strip() and not (TITLE_RE.match(line) and not line.startswith("##"))
     )
 

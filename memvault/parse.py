@@ -14,12 +14,15 @@ from typing import Any
 
 from .config import Config
 from .model import Event, Problem
+from .textsafety import clean_invisible, has_invisible, invisible_in
 
-LOG_NAME_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\.md$")
+# Dates and times in the format are ASCII digits (\d would take ١٥ or １５ too: docs/format.md).
+LOG_NAME_RE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})\.md$")
+DATE_SHAPED_RE = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
 TITLE_RE = re.compile(r"^#[ \t]+(.*?)[ \t]*$")
 H2_RE = re.compile(r"^##[ \t]+(.*?)[ \t]*$")
 ENTRY_RE = re.compile(
-    r"^(?P<h>\d{1,2}):(?P<m>\d{2})(?::(?P<s>\d{2}))?[ \t]*[-\u2013\u2014][ \t]*"
+    r"^(?P<h>[0-9]{1,2}):(?P<m>[0-9]{2})(?::(?P<s>[0-9]{2}))?[ \t]*[-\u2013\u2014][ \t]*"
     r"(?P<type>[A-Za-z][\w-]*)(?P<rest>.*)$"
 )
 LOOKS_TIMED_RE = re.compile(r"^\d{1,2}[:.]\d{2}")
@@ -232,6 +235,10 @@ class _Meta:
             if when is None:
                 self._bad(line, f"Expires: {value!r} is not an ISO date or date-time", "MV204")
             return when
+        if key == "id" and invisible_in(value):
+            self._bad(line, f"Id: {clean_invisible(value)!r} holds {', '.join(invisible_in(value))}; "
+                      "the id is ignored (memvault check --fix removes them)", "MV017")
+            return None
         if key == "id" and any(ch.isspace() for ch in value):
             self._bad(line, f"Id: {value!r} must be a single token without spaces", "MV207")
             return None
@@ -255,7 +262,7 @@ def parse_log(
     if day is None:
         result.problems.append(
             Problem(path, 1, "not a daily log: the file name must be a real date, YYYY-MM-DD.md; skipped",
-                    "warning" if not LOG_NAME_RE.match(name) else "error", "MV001")
+                    "warning" if not DATE_SHAPED_RE.match(name) else "error", "MV001")
         )
         return result
     result.date = day
@@ -346,6 +353,9 @@ def _entry(
 ) -> Event | None:
     lineno = idx + 1
     m = ENTRY_RE.match(heading)
+    if m is None or (m["type"].lower() not in types and has_invisible(heading)):
+        hidden = _hidden_heading(heading, path, lineno, problems, types if m is not None else None)
+        m, heading = (hidden, hidden.string) if hidden is not None else (m, heading)
     if m is None:
         _bad_heading(heading, path, lineno, problems)
         return None
@@ -424,9 +434,26 @@ def _entry(
     )
 
 
+def _hidden_heading(
+    heading: str, path: str, lineno: int, problems: list[Problem], types: tuple[str, ...] | None,
+) -> re.Match[str] | None:
+    """An entry heading (of a known type, when `types`) but for invisible characters: read as
+    the entry it looks like (so nothing is hidden, and its id does not change once `check
+    --fix` removes them), and an error."""
+    m = ENTRY_RE.match(clean_invisible(heading))
+    if m is not None and types is not None and m["type"].lower() not in types:
+        return None
+    if m is not None:
+        problems.append(Problem(path, lineno, f"entry heading '## {m.string}' holds {', '.join(invisible_in(heading))}; "
+                                "remove it (memvault check --fix)", code="MV017"))
+    return m
+
+
 def _bad_heading(heading: str, path: str, lineno: int, problems: list[Problem]) -> None:
     if LOOKS_TIMED_RE.match(heading):
-        problems.append(Problem(path, lineno, f"malformed entry heading '## {heading}': expected '## HH:MM - Type'", code="MV003"))
+        ascii_only = "" if heading.split()[0].isascii() else "; write the time in ASCII digits 0-9"
+        problems.append(Problem(path, lineno, f"malformed entry heading '## {heading}': expected '## HH:MM - Type'{ascii_only}",
+                                code="MV003"))
     else:
         problems.append(Problem(path, lineno, f"'## {heading}' is not an entry heading ('## HH:MM - Type'); its text is not an entry", "warning", "MV003"))
 

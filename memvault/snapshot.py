@@ -52,7 +52,7 @@ def fingerprint(config: Config) -> str:
     """What parsed events depend on besides the bytes: parser code and settings."""
     here = Path(__file__).resolve().parent
     h = hashlib.sha1(str(SCHEMA).encode())
-    for name in ("parse.py", "model.py"):
+    for name in ("parse.py", "model.py", "textsafety.py"):
         h.update((here / name).read_bytes())
     h.update(json.dumps([config.timezone, list(config.types), config.memory_sections], sort_keys=True).encode())
     return h.hexdigest()

@@ -50,6 +50,7 @@ RULES: dict[str, Rule] = {r.code: r for r in (
     Rule("MV014", "warning", "entry supersedes a later entry"),
     Rule("MV015", "warning", "entries out of time order in a file", True),
     Rule("MV016", "warning", "timestamp in the future"),
+    Rule("MV017", "error", "invisible characters in an entry heading, metadata key or Id", True),
     Rule("MV100", "error", "file or folder cannot be read"),
     Rule("MV101", "error", "frontmatter does not parse"),
     Rule("MV102", "warning", "invalid UTF-8"),
@@ -389,8 +390,10 @@ def rule_secrets(src: SourceFile) -> Iterator[Problem]:
 
 def file_problems(src: SourceFile, config: Config, now: datetime, budget: tuple[int, int]) -> list[Problem]:
     """Everything wrong inside one file on its own."""
+    from .hidden import rule_hidden  # it builds on this module
+
     out = list(src.parsed.problems)
-    for rule in (rule_title, rule_headings, rule_trailing_whitespace, rule_time_order, rule_metadata, rule_secrets):
+    for rule in (rule_hidden, rule_title, rule_headings, rule_trailing_whitespace, rule_time_order, rule_metadata, rule_secrets):
         out.extend(rule(src))
     out.extend(rule_future(src, now))
     out.extend(rule_memory_structure(src, budget))
