@@ -1,9 +1,13 @@
-"""Shared pieces of the CLI: the group, vault lookup, error mapping and output."""
+"""Shared pieces of the CLI: the group, vault lookup, error mapping and output.
+
+Everything the CLI prints as text goes through `printable` (here, in `emit`, `say` and the
+error mapping): entry text, snippets, paths and problem messages come from files, and a
+control character in them must not reach the terminal (docs/security.md).
+"""
 
 from __future__ import annotations
 
 import errno
-import json
 import logging
 import sys
 from collections.abc import Callable, Iterator
@@ -14,6 +18,7 @@ from typing import Any
 import click
 
 from ..errors import InputError, MemvaultError
+from ..textsafety import dumps_json, printable
 
 
 @contextmanager
@@ -26,14 +31,14 @@ def mapped_errors(ctx: click.Context) -> Iterator[None]:
     try:
         yield
     except InputError as exc:
-        raise click.UsageError(str(exc), ctx) from None
+        raise click.UsageError(printable(str(exc)), ctx) from None
     except MemvaultError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise click.ClickException(printable(str(exc))) from None
     except OSError as exc:
         if exc.errno == errno.EPIPE:
             raise
         where = f"{exc.filename}: " if exc.filename else ""
-        raise click.ClickException(f"{where}{exc.strerror or exc}") from None
+        raise click.ClickException(printable(f"{where}{exc.strerror or exc}")) from None
 
 
 class MemvaultCommand(click.Command):
@@ -73,7 +78,7 @@ class _Notices(logging.Handler):
     removed), on stderr; looked up at each line so a redirected stderr is honoured."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        click.echo(f"memvault: {record.getMessage()}", err=True)
+        click.echo(printable(f"memvault: {record.getMessage()}"), err=True)  # paths come from the vault
 
 
 def _show_notices() -> None:
@@ -91,14 +96,22 @@ def open_vault(ctx: click.Context):  # -> Vault, imported lazily to keep start-u
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for programs.")
 
 
-def emit(data: Any, as_json: bool, text: Callable[[Any], str] | None = None) -> None:
-    """Print `data` as JSON, or as text through `text`."""
+def emit(data: Any, as_json: bool, text: Callable[[Any], str] | None = None,
+         *, style: Callable[[str], str] | None = None) -> None:
+    """Print `data` as JSON (exact text, JSON-escaped), or as text through `text`, with
+    control characters escaped; `style` adds memvault's own colours after that."""
     if as_json:
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=_default))
+        click.echo(dumps_json(data, indent=2, default=_default))
     elif text is not None:
         out = text(data)
         if out:
-            click.echo(out)
+            out = printable(out)
+            click.echo(style(out) if style else out)
+
+
+def say(text: str, **style: Any) -> None:
+    """`click.secho` for text that may hold file content: control characters escaped first."""
+    click.secho(printable(text), **style)
 
 
 def _default(value: Any) -> Any:

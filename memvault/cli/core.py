@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ._common import cli, emit, json_option, open_vault, parse_when, short
+from ._common import cli, emit, json_option, open_vault, parse_when, say, short
 
 TYPE_HELP = "Observation, belief, decision, correction or a type from [vault] extra_types."
 
@@ -23,12 +23,12 @@ def init(directory: str, timezone: str | None, no_git: bool, hook: bool) -> None
     from ..write import init_vault
 
     root = init_vault(Path(directory), timezone=timezone, git=not no_git)
-    click.echo(f"created vault in {root}")
+    say(f"created vault in {root}")
     if hook and not no_git:
         from ..githook import install
 
-        click.echo(install(root).describe() + " (remove: memvault hook install --uninstall)")
-    click.echo(f"next: memvault --vault {root} log \"something worth remembering\"")
+        say(install(root).describe() + " (remove: memvault hook install --uninstall)")
+    say(f"next: memvault --vault {root} log \"something worth remembering\"")
 
 
 @cli.command()
@@ -151,17 +151,17 @@ def demo(directory: str | None) -> None:
     from ..demo import build_demo, demo_dates
 
     root = build_demo(Path(directory) if directory else Path(tempfile.mkdtemp(prefix="memvault-demo-")))
-    click.echo(f"demo vault in {root}\n")
+    say(f"demo vault in {root}\n")
     for args in _tour(demo_dates()["d0"]):
-        click.echo("$ memvault " + " ".join(f"'{a}'" if " " in a else a for a in args))
+        say("$ memvault " + " ".join(f"'{a}'" if " " in a else a for a in args))
         try:
             cli.main(["--vault", str(root), *args], prog_name="memvault", standalone_mode=False)
         except click.ClickException as exc:  # one failing step should not end the tour
             exc.show()
         except SystemExit:
             pass
-        click.echo("")
-    click.echo(f"try: export MEMVAULT_VAULT={root}; memvault --help")
+        say("")
+    say(f"try: export MEMVAULT_VAULT={root}; memvault --help")
 
 
 def _tour(d0: str) -> list[list[str]]:

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ._common import cli, emit, json_option, open_vault, parse_when, short
+from ._common import cli, emit, json_option, open_vault, parse_when, say, short
 
 HELP_KEYS = "y = apply, n = skip, e = edit in $EDITOR, q = stop here (keep what was accepted), ? = help"
 
@@ -157,14 +157,14 @@ def _explain_text(items: list[dict]) -> str:
 def _show(plan, p, n: int, total: int, budget_text: str) -> None:
     from ..curate import describe
 
-    click.echo("")
-    click.secho(f"({n}/{total}) {describe(p)}" + ("  [rewritten by --with]" if p.origin == "with" else ""), bold=True)
+    say("")
+    say(f"({n}/{total}) {describe(p)}" + ("  [rewritten by --with]" if p.origin == "with" else ""), bold=True)
     for line in p.old:
-        click.secho(f"  - {line}", fg="red")
+        say(f"  - {line}", fg="red")
     for line in p.lines:
-        click.secho(f"  + {line}", fg="green")
-    click.echo(f"  why: {p.reason}")
-    click.echo(f"  {budget_text}")
+        say(f"  + {line}", fg="green")
+    say(f"  why: {p.reason}")
+    say(f"  {budget_text}")
 
 
 def _ask(allow_edit: bool) -> str:
@@ -175,7 +175,7 @@ def _ask(allow_edit: bool) -> str:
             return answer
         if answer == "s":
             return "n"
-        click.echo(HELP_KEYS if allow_edit else HELP_KEYS.replace("e = edit in $EDITOR, ", ""))
+        say(HELP_KEYS if allow_edit else HELP_KEYS.replace("e = edit in $EDITOR, ", ""))
 
 
 def _edit(p, current: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -186,14 +186,14 @@ def _edit(p, current: tuple[str, ...]) -> tuple[str, ...] | None:
     try:
         text = click.edit("\n".join(current) + "\n", extension=".md", require_save=False)
     except click.ClickException as exc:  # no such editor, or it failed: keep reviewing, lose nothing
-        click.echo(f"  not used: {exc.format_message()} (check $EDITOR)")
+        say(f"  not used: {exc.format_message()} (check $EDITOR)")
         return None
     if text is None:
         return None
     try:
         return check_edit(text, p.block_id)
     except InputError as exc:
-        click.echo(f"  not used: {exc}")
+        say(f"  not used: {exc}")
         return None
 
 
@@ -201,7 +201,7 @@ def _review(vault, plan) -> None:
     from ..curate import apply, budget
 
     if not plan.proposals and not plan.archives:
-        click.echo(_nothing(plan)["message"])
+        say(_nothing(plan)["message"])
         return
     accepted: dict[str, tuple[str, ...]] = {}
     stopped = False
@@ -231,14 +231,14 @@ def _review(vault, plan) -> None:
     if not stopped:
         archived, stopped = _review_archives(plan, accepted)
     if not accepted and not archived and stopped:
-        click.echo("stopped; nothing was written")
+        say("stopped; nothing was written")
         return
     result = apply(vault, plan, accepted, archived, complete=not stopped)
     d = _result_dict(plan, result, accepted, archived)
-    click.echo("")
-    click.echo(_result_text(d))
+    say("")
+    say(_result_text(d))
     if stopped:
-        click.echo("stopped early: the curation point was not moved, so skipped entries come back next time")
+        say("stopped early: the curation point was not moved, so skipped entries come back next time")
 
 
 def _review_archives(plan, accepted: dict):

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ._common import cli, emit, json_option, open_vault, short
+from ._common import cli, emit, json_option, open_vault, say, short
 
 T_FORMS = (
     "ISO date or time (vault zone unless given), a plain date, 'yesterday', '3 days ago', "
@@ -61,7 +61,7 @@ def changes(ctx, since: str, until: str | None, as_json: bool) -> None:
     data = _run(ctx, lambda v: v.changes(since, until))
     emit(data, as_json, _changes_text)
     for warning in data.get("warnings", []) if not as_json else []:
-        click.echo(f"note: {warning}", err=True)
+        say(f"note: {warning}", err=True)
 
 
 def _line(d: dict) -> str:

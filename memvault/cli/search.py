@@ -42,10 +42,19 @@ def search(ctx, query, limit, types, tags, since, until, include_all, backend, a
         since=parse_when(vault, since), until=parse_when(vault, until, day_end=True),
         include_all=include_all,
     )
-    emit([h.to_dict() for h in hits], as_json, lambda items: _hits_text(items, is_tty()))
+    emit([h.to_dict() for h in hits], as_json, _hits_text, style=_bold_matches if is_tty() else None)
 
 
-def _hits_text(items: list[dict], color: bool) -> str:
+def _bold_matches(out: str) -> str:
+    """The snippets' **matches** in bold (on an escaped text: see `emit`)."""
+    lines = out.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("    "):
+            lines[i] = MARK_RE.sub(lambda m: click.style(m.group(1), bold=True), line)
+    return "\n".join(lines)
+
+
+def _hits_text(items: list[dict]) -> str:
     if not items:
         return "no matches"
     out = []
@@ -54,11 +63,7 @@ def _hits_text(items: list[dict], color: bool) -> str:
             f" by {d['superseded_by']}]" if d["superseded_by"] else "]")
         nearby = "" if d.get("matched", True) else "  (found through nearby entries)"
         head = f"{i:>2}. {d['score']:.3f}  {d['id']}  {d['type']}  {d['location']}{status}{nearby}"
-        snippet = d["snippet"]
-        if color:
-            head = click.style(head, dim=False, bold=False)
-            snippet = MARK_RE.sub(lambda m: click.style(m.group(1), bold=True), snippet)
-        out += [head, f"    {snippet}"]
+        out += [head, f"    {d['snippet']}"]
     return "\n".join(out)
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 from datetime import datetime
 from typing import Any, TextIO
+
+from ..textsafety import dumps_json, printable
 
 
 class LogSink:
@@ -24,10 +25,10 @@ class LogSink:
         now = datetime.now().astimezone()
         record = {"time": now.isoformat(timespec="milliseconds"), "event": kind, "message": message, **fields}
         if self.as_json:
-            line = json.dumps(record, ensure_ascii=False, default=str)
+            line = dumps_json(record, default=str)
         else:
             tag = "" if kind in ("indexed", "ready", "stop", "commit", "reconcile") else f"{kind}: "
-            line = f"{now:%H:%M:%S} {tag}{message}"
+            line = printable(f"{now:%H:%M:%S} {tag}{message}")  # paths and problems come from files
         with self._lock:
             if self.keep:
                 self.lines.append(record)
