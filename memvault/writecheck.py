@@ -14,6 +14,7 @@ written reads back as what was meant and passes `memvault check`:
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 
 from .errors import InputError
@@ -127,8 +128,6 @@ def check_written(text: str, *, where: str) -> None:
 
 def added_lines(old: str, new: str) -> list[str]:
     """The lines of `new` that `old` does not have (as a multiset): what a rewrite adds."""
-    from collections import Counter
-
     have = Counter(reader_lines(old))
     out = []
     for line in reader_lines(new):
