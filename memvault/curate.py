@@ -52,6 +52,7 @@ from .memdoc import (
     tail_index,
 )
 from .model import Event
+from .secretscan import refuse_new_secrets
 from .vault import MEMORY_FILE, Vault
 
 HEADING_BREAKERS = set("[]|#^()")
@@ -503,6 +504,7 @@ def apply(vault: Vault, plan: Plan, choice: Mapping[str, tuple[str, ...]] | None
     old_text = ("\ufeff" if plan.doc.bom else "") + "\n".join(plan.doc.raw_lines)
     counts = {k: sum(1 for p in plan.proposals if p.kind == k and p.key in chosen) for k in ("add", "update", "reconfirm")}
     counts["archive"] = len(archived)
+    refuse_new_secrets(old_text, new_text, where=MEMORY_FILE)  # the scan `log` runs, on what curate adds
     with locked(vault.lock_path, what=MEMORY_FILE):
         if digest(_read(plan.path)) != plan.digest:
             raise StaleMemory(
