@@ -16,7 +16,7 @@ from .secretvalues import PATH_RE, placeholder, token_like
 
 WORD_RE = re.compile(r"\S+")
 SEPARATORS = {"|", "||", "&&", ";", "&"}
-HINTS = ("sshpass", "mysql", "mariadb", "login", "redis-cli", "mongo", "curl", "wget", "htpasswd", "net ",
+HINTS = ("sshpass", "mysql", "mariadb", "login", "redis-cli", "mongo", "curl", "wget", "htpasswd", "net ", "smb",
          "openssl", "--pass", "--token", "--api", "--secret", "--client-secret", "--access-token",
          "--auth-token", "-password")
 MYSQL = {"mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlsh", "mariadb", "mariadb-dump"}
@@ -26,7 +26,8 @@ CURL_USER = {"-u", "--user", "-U", "--proxy-user"}
 SECRET_FLAG_ENDS = ("password", "passwd", "-pass", "token", "secret", "api-key", "apikey", "access-key", "secret-key")
 NOT_SECRET_FLAGS = ("-stdin", "-file", "-env", "-prompt", "-less", "-command", "-cmd", "-length", "-url", "-path")
 KIND = "password or token on a command line"
-COMMANDS = MYSQL | MONGO | LOGIN | {"sshpass", "redis-cli", "curl", "openssl", "htpasswd", "vault", "net", "echo", "printf"}
+COMMANDS = MYSQL | MONGO | LOGIN | {"sshpass", "redis-cli", "curl", "openssl", "htpasswd", "vault", "net", "echo",
+                                    "printf", "smbclient", "rpcclient", "smbmap"}
 MAX_COMMANDS = 8  # per line: a pasted history line holds a few; a pathological one holds thousands
 MAX_ARGS = 64
 
@@ -93,8 +94,15 @@ def _command(cmd: str, args: list[Word]) -> Iterator[Word]:
         yield from _option(args, {"-p"}, attached=True)
     elif cmd in MYSQL:
         yield from (v for v in _option(args, {"-p", "--password"}, attached=True) if v[1] and v not in args)
-    elif cmd in LOGIN and "login" in names or cmd in MONGO:
+    elif cmd in LOGIN and "login" in names:
+        yield from _option(args, {"-p", "--password"}, attached=True)
+    elif cmd in MONGO:
         yield from _option(args, {"-p", "--password"})
+    elif cmd in ("smbclient", "rpcclient", "smbmap"):
+        for at, v in _option(args, {"-U", "--user"}, attached=True):
+            user, pct, pw = v.partition("%")
+            if pct and _literal(pw):
+                yield at + len(user) + 1, pw
     elif cmd == "redis-cli":
         yield from _option(args, {"-a", "--pass"})
     elif cmd == "curl":

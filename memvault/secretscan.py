@@ -51,7 +51,8 @@ ASSIGN_TOKEN_RE = re.compile(
     r"(?<![\w.-])(?P<key>[A-Za-z_][\w.-]{0,63})[\"']?[ \t]{0,16}(?::=|[:=])[ \t]{0,16}(?P<q>[\"']?)"
     r"(?P<value>[A-Za-z0-9+/_~.=-]{20,1024})"
 )
-NOT_SECRET_KEYS = re.compile(r"(?i)^(?:sha\d*|md5|fingerprint|digest|hash|checksum|etag|integrity|cid|u?u?id|ulid)$")
+NOT_SECRET_KEYS = re.compile(  # a digest, a fingerprint, a public key or an id is not a secret
+    r"(?i)sha\d|md5|fingerprint|digest|hash|checksum|etag|integrity|pub(?:lic)?[_-]?key|^(?:cid|u?u?id|ulid)$")
 LONG_RUN_RE = re.compile(r"\S{15,}")  # the shortest token a fixed-shape pattern matches
 
 
@@ -144,7 +145,8 @@ def _hits(text: str) -> list[Hit]:
         hits.extend(cli_hits(start, line))
     for start, line in _lines_at(text, runs):
         for m in ASSIGN_TOKEN_RE.finditer(line):
-            if not demo(m["value"]) and looks_random(m["value"]) and not NOT_SECRET_KEYS.match(m["key"]):
+            value = m["value"]  # (_Z...: a mangled C++ symbol)
+            if not demo(value) and not value.startswith("_Z") and looks_random(value) and not NOT_SECRET_KEYS.search(m["key"]):
                 hits.append((start + m.start("value"), start + m.end("value"),
                              f"high-entropy value assigned to '{m['key']}'", "MV508"))
     return hits

@@ -21,6 +21,7 @@ PLACEHOLDER_RE = re.compile(
 # A template or variable, wherever it sits: such values are filled in elsewhere.
 TEMPLATE_RE = re.compile(r"^[\"'`]?(?:\$[{(\w]|<[\w -]*>?$|\{\{|%\(|\{\w*\}$|\*{3}|x{4}|\.{3}|\u2026)", re.I)
 PATH_RE = re.compile(r"^(?:~|\.{1,2})?/[\w./-]*$")
+TAG_RE = re.compile(r"^[#@][^\W\d][\w/-]*$")  # #finance, @ana: a tag or a mention
 CALL_RE = re.compile(r"^[A-Za-z_][\w.]*(?:\(|\[|<)")  # bcrypt.hashpw(...), settings["x"], findViewById<T>
 IDENT_ONLY_RE = re.compile(r"^[A-Za-z_]+(?:[.:][A-Za-z_]+)*$")  # settings.DB_PASSWORD, os.environ, camelCase
 DATE_TIME_RE = re.compile(r"^\d{1,4}(?:[-./:]\d{1,4}){1,2}(?:[T ][\d:.]+)?$")
@@ -87,6 +88,7 @@ def not_a_literal(value: str) -> bool:
     """A path, URL, call, variable or identifier: code or a reference, not a credential's text."""
     return bool(
         placeholder(value) or PATH_RE.match(value) or CALL_RE.match(value) or IDENT_ONLY_RE.match(value)
+        or TAG_RE.match(value)
         or "://" in value or value.startswith("www.")
     )
 

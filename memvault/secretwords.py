@@ -17,13 +17,20 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
-from .secretvalues import assigned_is_secret, looks_random, not_a_literal, password_like, token_like
+from .secretvalues import (
+    DIGIT_RE,
+    assigned_is_secret,
+    looks_random,
+    not_a_literal,
+    password_like,
+    token_like,
+)
 
 # -- assignments -------------------------------------------------------------------------
 
 ASSIGN_HINTS = ("pass", "pw", "secret", "token", "key", "auth", "cred", "pin", "cvv", "cvc", "kennwort")
 IDENT_TAIL_RE = re.compile(r"[\w.-]{0,128}")
-CRED_TAIL_RE = re.compile(r"[\"']?[ \t]{0,16}(?::=|=>|[:=])[ \t]{0,16}(?P<q>[\"']?)(?P<value>[^\s\"',;<>`]{1,512})")
+CRED_TAIL_RE = re.compile(r"[\"']?[ \t]{0,16}(?::=|=>|[:=](?![:=]))[ \t]{0,16}(?P<q>[\"']?)(?P<value>[^\s\"',;<>`]{1,512})")
 XML_TAIL_RE = re.compile(r">(?P<value>[^\s<]{1,512})</")
 PARTS_RE = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|\d+|[A-Z]")
 PASSWORD_PARTS = {"password", "passwd", "passphrase", "passcode", "pwd", "pw", "passwort", "kennwort"}
@@ -129,17 +136,17 @@ def _assigned(src: _Text, i: int, b: int) -> tuple[tuple[int, int, str, str] | N
 # -- stated in prose ---------------------------------------------------------------------
 
 PROSE_HINTS = ("pass", "pw", "kennwort", "token", "secret", "key", "schlüssel", "pin", "puk", "cvv", "cvc",
-               "code", "cred", "zugangsdaten", "geheimzahl")
+               "code", "cred", "zugang", "geheimzahl", "login")
 PROSE_RE = re.compile(
-    r"(?<![\w.<$@/=?&+])(?=[a-z\u00e4\u00f6\u00fc])(?:"  # the lookahead rejects most positions in one step
+    r"(?<![\w.<$@/=?&+{\[])(?=[a-z\u00e4\u00f6\u00fc])(?:"  # the lookahead rejects most positions in one step
     r"(?P<pw>pass(?:words?|wd|phrase|code|wort)|kennwort|pwd?)"
     r"|(?P<tok>(?:aws\ )?secret\ access\ key|(?:api|access|secret|auth|signing|encryption|private|app|client|master|"
     r"deploy|bot|license)[ _-]?(?:key|schl\u00fcssel)|(?:api|access|auth|bearer|bot|deploy|refresh|session|"
     r"personal\ access)[ _-]?token|token|(?:shared\ |client\ |signing\ )?secret)"
     r"|(?P<key>key|schl\u00fcssel)"
     r"|(?P<pin>pin(?:[ -]?code)?|puk|cvv2?|cvc2?|security\ code|sicherheitscode|geheimzahl|"
-    r"(?:door|alarm|gate|unlock|sim|t\u00fcr|entsperr)[ -]?code)"
-    r"|(?P<creds>credentials?|creds|zugangsdaten|login\ data)"
+    r"(?:door|alarm|gate|unlock|sim|t\u00fcr|entsperr)[ -]?code|(?:backup|recovery|otp|2fa)[ -]codes?)"
+    r"|(?P<creds>credentials?|creds|zugangsdaten|zugang|logins?|login\ data)"
     r")(?=[\s:=\"'`,;)!?]|\.(?!\w)|$)",  # a word of prose, not `form.password.data` or `<password>`
     re.I,
 )
@@ -156,40 +163,46 @@ VALUEISH_RE = re.compile(r"[^\sA-Za-z\u00c0-\u024f]")
 
 
 def _clean(word: str) -> str:
-    return word.strip("\"'`()[]{}").rstrip(".,;!?")
+    """The word without the quotes, brackets and sentence punctuation round it."""
+    return word.strip("\"'`()[]{}").rstrip(".,;!?").strip("\"'`()[]{}")
 
 
-def _value_after(words: list[str]) -> int | None:
-    """Index of the word holding the value: after a connector (and an adverb), or the first word itself."""
-    idx = _value_index(words)
-    while idx is not None and idx < len(words) and (not _clean(words[idx]) or words[idx].lower() in FILLERS):
-        idx += 1
-    return idx
+def _value_after(words: list[str]) -> tuple[int, bool] | None:
+    """(index of the word holding the value, whether a connector stated it), or None.
+
+    "password is x", "password: x", "password for the prod db is x" state a value; in
+    "password x" (a .netrc, "API key x") the value follows the word directly.
+    """
+    found = _value_index(words)
+    if found is None:
+        return None
+    idx, stated = found
+    while idx < len(words) and (not _clean(words[idx]) or words[idx].lower() in FILLERS):
+        idx += 1  # an empty quote, "now", "still"
+    return idx, stated
 
 
-def _value_index(words: list[str]) -> int | None:
+def _value_index(words: list[str]) -> tuple[int, bool] | None:
     if not words:
         return None
     first = words[0]
-    if first in CONNECTORS or first.lower() in CONNECTORS:
-        return 1
-    if first[0] in ":=" or first.endswith(":"):
-        return 0 if len(first) > 1 and first[0] in ":=" else 1
+    if first.lower() in CONNECTORS:
+        return 1, True
+    if first[0] in ":=":  # "pw: x", "password=x"; not "key::path"
+        return None if first[:2] in ("::", "==") else (0, True) if len(first) > 1 else (1, True)
     if first.lower() not in LEADS:
-        return 0  # "API key x", "password hunter2"
+        return 0, False  # "API key x", "password hunter2"; "key ping-sha256: x" names the pin, not the key
     for j, w in enumerate(words[1 : 1 + QUALIFIER_WORDS], 1):
-        if w.lower() in CONNECTORS:
-            return j + 1
-        if w.endswith(":"):
-            return j + 1
+        if w.lower() in CONNECTORS or w.endswith(":"):
+            return j + 1, True
         if w[-1] in ".,;!?)":
             return None
     return None
 
 
 def _judge(group: str, keyword: str, value: str, rest: list[str], stated: bool) -> bool:
-    if group == "pw":
-        return password_like(value)
+    if group == "pw":  # right after the word ("password and/or salt") only with a digit
+        return password_like(value) and (stated or DIGIT_RE.search(value) is not None)
     if group == "tok":
         return token_like(value, hex_ok=True)
     if group == "key":  # "key" alone is a common word: "the key is X" needs a token, "key X" a random one
@@ -197,12 +210,15 @@ def _judge(group: str, keyword: str, value: str, rest: list[str], stated: bool) 
     if group == "pin":
         head = keyword.lower().split()[0].split("-")[0][:15]
         low, high = next((v for k, v in PIN_DIGITS.items() if head.startswith(k)), (4, 8))
-        return value.isdigit() and low <= len(value) <= high
-    # credentials: "admin / x", "root/x", "ana:x"
+        groups = value.split("-")  # backup codes come as 4821-9377
+        return all(g.isdigit() and low <= len(g) <= high for g in groups) and len(groups) <= 8
+    # credentials: "admin / x", "root/x", "ana:x"; right after the word only in that form
     if "/" in value or ":" in value:
         value = re.split(r"[/:]", value, maxsplit=1)[1]
     elif rest[:1] == ["/"] and len(rest) > 1:
         value = _clean(rest[1])
+    elif not stated:
+        return False
     return password_like(value) and "." not in value[-5:]
 
 
@@ -217,15 +233,16 @@ def _offset(tail: str, words: list[str], idx: int) -> int:
 def _stated(group: str, keyword: str, tail: str) -> tuple[int, int] | None:
     """(start, end) in `tail` of the secret stated after `keyword`, if there is one."""
     words = tail.split(None, QUALIFIER_WORDS + 4)[: QUALIFIER_WORDS + 4]
-    idx = _value_after(words)
-    if idx is None or idx >= len(words):
+    found = _value_after(words)
+    if found is None or found[0] >= len(words):
         return None
+    idx, stated = found
     raw = words[idx]
     at = _offset(tail, words, idx)
     if idx == 0 and raw[0] in ":=":
         at, raw = at + 1, raw[1:]
     value = _clean(raw)
-    if not value or not _judge(group, keyword, value, words[idx + 1 :], stated=idx > 0):
+    if not value or not _judge(group, keyword, value, words[idx + 1 :], stated=stated):
         return None
     at += raw.find(value)
     return at, at + len(value)
