@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from .errors import InputError
@@ -32,7 +32,7 @@ from .secretcli import HINTS as CLI_HINTS
 from .secretcli import cli_hits
 from .secretpatterns import SHORT_HINTS, pattern_hits
 from .secretvalues import demo, entropy, looks_random
-from .secretwords import PROSE_HINTS, cred_assignments, prose_hits
+from .secretwords import ASSIGN_HINTS, PROSE_HINTS, cred_assignments, prose_hits
 
 __all__ = ["ALLOW_MARK", "SecretFinding", "entropy", "find_secrets", "looks_random", "refuse_new_secrets",
            "refuse_secrets", "scan_secrets"]
@@ -90,10 +90,11 @@ def _lower(text: str) -> str:
     return low if len(low) == len(text) else "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
 
 
-def _line_starts(text: str, low: str, words: tuple[str, ...]) -> set[int]:
-    """Start offsets of the lines where any of `words` occurs (str.find: fast, in C)."""
-    starts: set[int] = set()
+def _word_lines(text: str, low: str, words: Iterable[str]) -> dict[str, set[int]]:
+    """{word: start offsets of the lines where it occurs}, one str.find pass per word (fast, in C)."""
+    out: dict[str, set[int]] = {}
     for word in words:
+        starts = out[word] = set()
         i = low.find(word)
         while i >= 0:
             starts.add(text.rfind("\n", 0, i) + 1)
@@ -101,7 +102,13 @@ def _line_starts(text: str, low: str, words: tuple[str, ...]) -> set[int]:
             if end < 0:
                 break
             i = low.find(word, end)
-    return starts
+    return out
+
+
+def _shortest_within(words: Iterable[str]) -> dict[str, str]:
+    """Each hint -> the shortest hint it contains: a line with 'sshpass' is among the lines with 'pass'."""
+    words = sorted(set(words), key=len)
+    return {w: next(v for v in words if v in w) for w in words}
 
 
 def _run_lines(text: str) -> set[int]:
@@ -126,6 +133,10 @@ def _lines_at(text: str, starts: set[int]) -> Iterator[tuple[int, str]]:
         yield start, text[start : end if end >= 0 else len(text)]
 
 
+# The word-led rules share their line search; the fixed shapes keep their own few literals.
+BASE_HINTS = _shortest_within((*ASSIGN_HINTS, *PROSE_HINTS, *CLI_HINTS)) | {h: h for h in SHORT_HINTS}
+
+
 def _hits(text: str) -> list[Hit]:
     """Every rule over the lines where it can match.
 
@@ -135,13 +146,18 @@ def _hits(text: str) -> list[Hit]:
     """
     low = _lower(text)
     runs = _run_lines(text)
+    found = _word_lines(text, low, set(BASE_HINTS.values()))
+
+    def lines(words: tuple[str, ...]) -> list[tuple[int, str]]:
+        return list(_lines_at(text, set().union(*(found[BASE_HINTS[w]] for w in words))))
+
     hits: list[Hit] = []
-    for start, line in _lines_at(text, runs | _line_starts(text, low, SHORT_HINTS)):
+    for start, line in _lines_at(text, runs | set().union(*(found[BASE_HINTS[w]] for w in SHORT_HINTS))):
         hits.extend(pattern_hits(start, line))
-    hits.extend(cred_assignments(text, low))
-    for start, line in _lines_at(text, _line_starts(text, low, PROSE_HINTS)):
+    hits.extend(cred_assignments(text, low, lines(ASSIGN_HINTS)))
+    for start, line in lines(PROSE_HINTS):
         hits.extend(prose_hits(start, line))
-    for start, line in _lines_at(text, _line_starts(text, low, CLI_HINTS)):
+    for start, line in lines(CLI_HINTS):
         hits.extend(cli_hits(start, line))
     for start, line in _lines_at(text, runs):
         for m in ASSIGN_TOKEN_RE.finditer(line):

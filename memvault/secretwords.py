@@ -92,20 +92,25 @@ class _Text:
         return i - (IDENT_TAIL_RE.match(self._rev, n - i).end() - (n - i))  # type: ignore[union-attr]
 
 
-def cred_assignments(text: str, low: str) -> Iterator[tuple[int, int, str, str]]:
-    """(start, end, kind, code) of each credential-named identifier assigned a secret-looking value."""
+def cred_assignments(text: str, low: str, lines: list[tuple[int, str]]) -> Iterator[tuple[int, int, str, str]]:
+    """(start, end, kind, code) of each credential-named identifier assigned a secret-looking value.
+
+    `lines` are (offset, line) of the lines holding one of ASSIGN_HINTS, in order.
+    """
     seen: set[int] = set()
     src = _Text(text)
-    for word in ASSIGN_HINTS:
-        i = low.find(word)
-        while i >= 0:
-            b = IDENT_TAIL_RE.match(text, i).end()  # type: ignore[union-attr]
-            if b not in seen:
-                seen.add(b)
-                hit, b = _assigned(src, i, b)
-                if hit:
-                    yield hit
-            i = low.find(word, max(b, i + 1))  # a credential's value holds no further assignment
+    for start, line in lines:
+        end = start + len(line)
+        for word in ASSIGN_HINTS:
+            i = low.find(word, start, end)
+            while i >= 0:
+                b = IDENT_TAIL_RE.match(text, i).end()  # type: ignore[union-attr]
+                if b not in seen:
+                    seen.add(b)
+                    hit, b = _assigned(src, i, b)
+                    if hit:
+                        yield hit
+                i = low.find(word, max(b, i + 1), end)  # a credential's value holds no further assignment
 
 
 def _assigned(src: _Text, i: int, b: int) -> tuple[tuple[int, int, str, str] | None, int]:
