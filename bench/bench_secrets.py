@@ -1,6 +1,6 @@
 """Benchmark the secret scan: recall and false-positive rate on the corpus, and throughput.
 
-    python bench/bench_secrets.py [--events 20000] [--files 1000] [--runs 5] [--dir /tmp]
+    python bench/bench_secrets.py [--events 20000] [--files 1000] [--runs 5] [--dir /tmp] [--baseline FILE]
 
 Prints:
 - recall and false-positive rate on tests/data/secrets/positives.txt and negatives.txt, over
@@ -11,6 +11,9 @@ Prints:
   one call per file as `memvault check` makes them, beside floors measured in the same run
   over the same text: `str.count("\\n")`, `str.lower()` and one pass of a plain regex
   (`\\S{15,}`, the scan's own first step);
+- with --baseline (another version of memvault/secretscan.py, e.g. from
+  `git show 12f054d:memvault/secretscan.py > /tmp/old_secretscan.py`), its throughput on the
+  same text in the same run;
 - the worst case found on 1 MB pathological inputs (dense credential words), in s/MB.
 Medians of --runs runs; timings on a shared machine are noisy.
 """
@@ -18,6 +21,7 @@ Medians of --runs runs; timings on a shared machine are noisy.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import re
 import statistics
 import sys
@@ -75,7 +79,16 @@ def timed(fn, runs: int) -> float:
     return statistics.median(times)
 
 
-def throughput(base: Path, events: int, files: int, runs: int) -> None:
+def load_baseline(path: Path):
+    """Another secretscan.py, loaded inside the memvault package so its relative imports work."""
+    spec = importlib.util.spec_from_file_location("memvault._baseline_secretscan", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module.find_secrets
+
+
+def throughput(base: Path, events: int, files: int, runs: int, baseline: Path | None) -> None:
     root = base / f"secrets-vault-{events}-{files}"
     if not (root / "memory").is_dir():
         root.mkdir(parents=True, exist_ok=True)
@@ -91,6 +104,9 @@ def throughput(base: Path, events: int, files: int, runs: int) -> None:
         ("find_secrets, one call per file", timed(lambda: [find_secrets(t) for t in texts], runs)),
         ("find_secrets, one call for all", timed(lambda: find_secrets(whole), runs)),
     ]
+    if baseline:
+        old = load_baseline(baseline)
+        rows.append((f"baseline {baseline.name}, per file", timed(lambda: [old(t) for t in texts], runs)))
     print(f"\nthroughput over {len(texts)} files, {mb:.1f} MB ({events} synthetic events), median of {runs}:")
     for label, secs in rows:
         print(f"   {label:<36} {secs * 1000:9.1f} ms  {mb / secs:9.1f} MB/s")
@@ -114,9 +130,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--files", type=int, default=1_000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--dir", type=Path, default=Path("/tmp"))
+    ap.add_argument("--baseline", type=Path, help="another secretscan.py to time on the same text")
     args = ap.parse_args(argv)
     quality()
-    throughput(args.dir, args.events, args.files, args.runs)
+    throughput(args.dir, args.events, args.files, args.runs, args.baseline)
     worst_case()
     return 0
 

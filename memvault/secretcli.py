@@ -16,8 +16,9 @@ from .secretvalues import PATH_RE, placeholder, token_like
 
 WORD_RE = re.compile(r"\S+")
 SEPARATORS = {"|", "||", "&&", ";", "&"}
-HINTS = ("sshpass", "mysql", "mariadb", "login", "redis-cli", "mongo", "curl", "wget", "htpasswd", "net ", "smb",
-         "openssl", "--pass", "--token", "--api", "--secret", "--client-secret", "--access-token",
+# A line is looked at when it holds one of these (wget --password, --api-key: found by "pass", "key").
+HINTS = ("sshpass", "mysql", "mariadb", "login", "redis-cli", "mongo", "curl", "htpasswd", "net use", "smb",
+         "openssl", "--pass", "--token", "key", "--secret", "--client-secret", "--access-token",
          "--auth-token", "-password")
 MYSQL = {"mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlsh", "mariadb", "mariadb-dump"}
 MONGO = {"mongo", "mongosh", "mongodump", "mongorestore", "mongoexport", "mongoimport"}

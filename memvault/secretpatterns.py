@@ -119,7 +119,7 @@ PATTERNS: tuple[Pattern, ...] = (
        "$"),
 )
 # Patterns that can match without a 15-character run: look at lines holding these.
-SHORT_HINTS = ("private key", "putty-user", "service_account", "://", "authorization:")
+SHORT_HINTS = ("private key", "://", "authorization:")
 ALL_HINTS = frozenset(h for p in PATTERNS for h in p.hints)
 DOC_HOSTS = ("example.com", "example.org", "example.net")
 # .pgpass: host:port:database:user:password, a whole line

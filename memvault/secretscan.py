@@ -133,8 +133,8 @@ def _lines_at(text: str, starts: set[int]) -> Iterator[tuple[int, str]]:
         yield start, text[start : end if end >= 0 else len(text)]
 
 
-# The word-led rules share their line search; the fixed shapes keep their own few literals.
-BASE_HINTS = _shortest_within((*ASSIGN_HINTS, *PROSE_HINTS, *CLI_HINTS)) | {h: h for h in SHORT_HINTS}
+# One line search per distinct word: a hint that contains another (sshpass, private key) uses its lines.
+BASE_HINTS = _shortest_within((*ASSIGN_HINTS, *PROSE_HINTS, *CLI_HINTS, *SHORT_HINTS))
 
 
 def _hits(text: str) -> list[Hit]:
