@@ -490,7 +490,7 @@ def _check(vault: Vault, paths: Sequence[str], staged: bool, now: datetime) -> C
         from .secretcheck import with_other_staged_files
 
         report = _partial("staged", index, [n for n in names if is_vault_markdown(n)], config, now)
-        return with_other_staged_files(report, index, disabled_codes(config))
+        return with_other_staged_files(report, index, names, disabled_codes(config))
     tree = WorkingTree(vault.root)
     if paths:
         return _partial("paths", tree, vault_paths(vault.root, paths), config, now)

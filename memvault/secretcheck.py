@@ -54,8 +54,11 @@ def staged_entries(index: GitIndex) -> list[tuple[str, str, str]]:
     return entries
 
 
-def with_other_staged_files(report: CheckReport, index: GitIndex, disabled: frozenset[str]) -> CheckReport:
+def with_other_staged_files(report: CheckReport, index: GitIndex, staged: Iterable[str],
+                            disabled: frozenset[str]) -> CheckReport:
     """The staged check's report, with every other staged file under the vault scanned for secrets."""
+    if set(staged) <= set(report.files):
+        return report  # only memory files are staged: no second git call
     scanned, problems = staged_secret_problems(index, report.files, disabled)
     if scanned:
         report.files = report.files + scanned

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 
 from .secretvalues import TEMPLATE_RE, demo, password_like
 
@@ -20,12 +21,23 @@ from .secretvalues import TEMPLATE_RE, demo, password_like
 class Pattern:
     code: str
     kind: str
-    regex: re.Pattern[str]
+    source: str
+    flags: int
     hints: tuple[str, ...]  # lower-case literals, one of which every match contains
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        """Compiled on first use: the hook's one-file check needs few of these."""
+        return _compile(self.source, self.flags)
+
+
+@cache
+def _compile(source: str, flags: int) -> re.Pattern[str]:
+    return re.compile(source, flags)
 
 
 def _p(code: str, kind: str, regex: str, *hints: str, flags: int = 0) -> Pattern:
-    return Pattern(code, kind, re.compile(regex, flags), hints)
+    return Pattern(code, kind, regex, flags, hints)
 
 
 B64 = r"A-Za-z0-9+/"
