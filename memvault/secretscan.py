@@ -234,9 +234,8 @@ def refuse_secrets(text: str, *, where: str) -> None:
         h = hits[0]
         raise InputError(
             f"refusing to write {where}: line {h.line}, column {h.col} of what would be written {h.message()}. "
-            f"Store where the secret lives instead (\"in the team vault under atlas/prod\"). memvault does not "
-            f"write '{ALLOW_MARK}' lines for anyone: a person who has reviewed a false positive adds the mark "
-            "by editing the file."
+            f"Store where the secret lives instead (\"in the team vault under atlas/prod\"). The "
+            f"'{ALLOW_MARK}' mark is not honoured here: it is for a person who reviewed a line in the file."
         )
 
 
