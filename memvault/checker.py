@@ -51,6 +51,7 @@ class CheckReport:
     problems: list[Problem]
     context_files: int = 0
     fixed: dict[str, list[str]] = field(default_factory=dict)
+    secrets_only: int = 0  # of `files`: staged files that are not memory, scanned for secrets only
 
     @property
     def errors(self) -> int:
@@ -58,15 +59,21 @@ class CheckReport:
 
     @property
     def warnings(self) -> int:
-        return len(self.problems) - self.errors
+        return sum(p.severity == "warning" for p in self.problems)
+
+    @property
+    def infos(self) -> int:
+        return sum(p.severity == "info" for p in self.problems)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "mode": self.mode,
             "files_checked": len(self.files),
             "context_files": self.context_files,
+            "secrets_only": self.secrets_only,
             "errors": self.errors,
             "warnings": self.warnings,
+            "infos": self.infos,
             "fixed": self.fixed,
             "problems": [p.to_dict() for p in self.problems],
         }
@@ -490,14 +497,17 @@ def _check(vault: Vault, paths: Sequence[str], staged: bool, now: datetime) -> C
     if staged:
         if paths:
             raise InputError("give either PATHS or --staged, not both")
-        source: WorkingTree | GitIndex = GitIndex(vault.root)
-        names = source.staged()
+        index = GitIndex(vault.root)
+        names = index.staged()
         if CONFIG_NAME in names:
-            config = staged_config(source, config)
+            config = staged_config(index, config)
             disabled_codes(config)  # a bad [checks] or [curate] table fails the commit
             memory_budget(config)
-        report = _partial("staged", source, [n for n in names if is_vault_markdown(n)], config, now)
-        return _with_skipped(report, source.skipped, config)
+        from .secretcheck import with_other_staged_files
+
+        report = _partial("staged", index, [n for n in names if is_vault_markdown(n)], config, now)
+        report = _with_skipped(report, index.skipped, config)
+        return with_other_staged_files(report, index, names, disabled_codes(config))
     tree = WorkingTree(vault.root)
     if paths:
         skipped: list[Problem] = []

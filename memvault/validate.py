@@ -22,7 +22,7 @@ from .errors import ConfigError
 from .events import Timeline
 from .model import Event, Problem, Severity
 from .parse import BULLET_RE, FENCE_RE, H2_RE, META_KEYS, META_RE, TITLE_RE, ParsedFile, log_date
-from .secretscan import find_secrets
+from .secretcheck import secret_problems
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +74,7 @@ RULES: dict[str, Rule] = {r.code: r for r in (
     Rule("MV306", "warning", "MEMORY.md has no '# ' title"),
     Rule("MV401", "error", "link to a daily log or entry does not resolve"),
     Rule("MV402", "warning", "link to an entry is ambiguous"),
+    Rule("MV500", "info", "secret-scan finding on a line marked 'memvault: allow-secret'"),
     Rule("MV501", "error", "private key block"),
     Rule("MV502", "error", "cloud provider credential (AWS, Google Cloud, Azure)"),
     Rule("MV503", "error", "git hosting token (GitHub, GitLab, Bitbucket)"),
@@ -82,6 +83,8 @@ RULES: dict[str, Rule] = {r.code: r for r in (
     Rule("MV506", "error", "credentials in a URL"),
     Rule("MV507", "error", "credential assigned to a password/token/key name"),
     Rule("MV508", "error", "high-entropy string in an assignment"),
+    Rule("MV509", "error", "password or token on a command line"),
+    Rule("MV510", "error", "PIN or card security code"),
 )}  # fmt: skip
 
 CHECK_DEFAULTS = {"disable": []}
@@ -382,10 +385,8 @@ def rule_memory_structure(src: SourceFile, budget: tuple[int, int]) -> Iterator[
 
 
 def rule_secrets(src: SourceFile) -> Iterator[Problem]:
-    """MV501-MV508: credentials; the message names the kind, never the value."""
-    for hit in find_secrets(src.text):
-        yield _p(src.path, hit.line, hit.code, hit.message() + "; remove it (and rotate it if it was ever committed)",
-                 col=hit.col)
+    """MV501-MV510: credentials; the message names the kind, never the value (MV500: allowed by a person)."""
+    return secret_problems(src.path, src.text)
 
 
 def file_problems(src: SourceFile, config: Config, now: datetime, budget: tuple[int, int]) -> list[Problem]:

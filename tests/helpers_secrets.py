@@ -11,10 +11,13 @@ CORPUS = Path(__file__).parent / "data" / "secrets"
 ALPHABETS = {
     "rand": string.ascii_letters + string.digits,
     "b64": string.ascii_letters + string.digits + "+/",
+    "b64url": string.ascii_letters + string.digits + "-_",
     "hex": "0123456789abcdef",
     "upper": string.ascii_uppercase + string.digits,
+    "lower": string.ascii_lowercase + string.digits,
     "digits": string.digits,
 }
+ESCAPE_RE = re.compile(r"\\(n|u[0-9a-fA-F]{4}|\\)")
 SLOT_RE = re.compile(r"\{\{(\w+)(?::(\d+))?\}\}")
 
 
@@ -36,14 +39,20 @@ def expand_with_fills(template: str, seed: int) -> tuple[str, list[str]]:
         while True:
             value = "".join(rng.choice(alphabet) for _ in range(n))
             # random strings must have the mix a real token has (upper, lower and digit)
-            if kind not in ("rand", "b64") or n < 8 or (
+            if kind not in ("rand", "b64", "b64url") or n < 8 or (
                 any(c.isupper() for c in value) and any(c.islower() for c in value)
                 and any(c.isdigit() for c in value)
             ):
                 fills.append(value)
                 return value
 
-    return SLOT_RE.sub(fill, template).replace("\\n", "\n"), fills
+    return ESCAPE_RE.sub(_unescape, SLOT_RE.sub(fill, template)), fills
+
+
+def _unescape(m: re.Match[str]) -> str:
+    """`\\n` a newline, `\\uXXXX` that character (so invisible ones stay visible in the file)."""
+    code = m[1]
+    return "\n" if code == "n" else "\\" if code == "\\" else chr(int(code[1:], 16))
 
 
 def _rows(name: str) -> list[tuple[int, str]]:
@@ -73,3 +82,18 @@ def true_positives() -> list[tuple[str, str, str]]:
 
 def false_positives() -> list[tuple[str, str]]:
     return [(f"fp{n}", expand(line, n)) for n, line in _rows("false_positives.txt")]
+
+
+def corpus(name: str) -> list[tuple[str, str, str]]:
+    """(case id, category, text) for every line of positives.txt or negatives.txt."""
+    return [(case, category, text) for case, category, text, _ in corpus_with_fills(name)]
+
+
+def corpus_with_fills(name: str) -> list[tuple[str, str, str, list[str]]]:
+    """(case id, category, text, the random parts of the text) for every line of a corpus file."""
+    out = []
+    for n, line in _rows(name):
+        category, template = line.split("\t", 1)
+        text, fills = expand_with_fills(template, n)
+        out.append((f"{name.split('.')[0][:3]}{n}", category, text, fills))
+    return out

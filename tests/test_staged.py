@@ -47,7 +47,8 @@ def test_nothing_staged(tmp_path: Path):
     git(repo, "add", "README.md")
     result = run_memvault(repo, "check", "--staged")
     assert result.returncode == 0
-    assert result.stdout.strip() == "no staged vault files to check"
+    # a staged file that is not memory is scanned for secrets, and only for secrets (issue 10, point 13)
+    assert result.stdout.strip() == "0 errors, 0 warnings in 1 staged file (1 of them not memory, scanned for secrets only)"
 
 
 def test_unborn_branch_first_commit(tmp_path: Path):

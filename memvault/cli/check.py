@@ -66,7 +66,12 @@ def _report_text(report) -> str:
     if report.mode == "staged" and not files:
         out.append("no staged vault files to check")
         return "\n".join(out)
-    summary = f"{_plural(report.errors, 'error')}, {_plural(report.warnings, 'warning')} in {_plural(files, what)}"
+    summary = f"{_plural(report.errors, 'error')}, {_plural(report.warnings, 'warning')}"
+    if report.infos:
+        summary += f", {report.infos} info"
+    summary += f" in {_plural(files, what)}"
+    if report.secrets_only:
+        summary += f" ({report.secrets_only} of them not memory, scanned for secrets only)"
     if report.context_files:
         summary += f" ({_plural(report.context_files, 'other file')} read for references)"
     out.append(summary)
