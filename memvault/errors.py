@@ -29,3 +29,14 @@ class LockTimeout(MemvaultError):
 
 class GitError(MemvaultError):
     """A git operation failed, or the vault is not a git repository."""
+
+
+class WriteConflict(MemvaultError):
+    """A file kept changing while memvault wrote it, or saves collided with memvault's write.
+
+    Nothing is lost: `kept` names the file a colliding save was kept in, if any.
+    """
+
+    def __init__(self, message: str, *, kept: object = None) -> None:
+        super().__init__(message)
+        self.kept = kept
