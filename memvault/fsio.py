@@ -77,7 +77,9 @@ def _mode_of(path: Path) -> int:
 # a window in which such a save is lost. So a write either appends in place, never touching bytes
 # another save could have changed, or swaps the new file in with renameat2(RENAME_EXCHANGE), which
 # hands back exactly the file it displaced: deleted when it is what the edit was made on, else put
-# straight back and the edit made again on it. docs/format.md#writing describes the guarantees.
+# straight back and the edit made again on it. A save made on memvault's version in the moment it
+# was visible is carried over if it only added lines, else kept in a conflict file: never dropped.
+# docs/format.md#writing describes the guarantees.
 
 AT_FDCWD = -100
 RENAME_EXCHANGE = 2
@@ -134,7 +136,7 @@ def _attempt(path: Path, edit: Callable[[bytes | None], bytes | None], what: str
             appended = _append(fd, path, before, new[len(before):], new)
             if appended is not None:
                 return appended
-        return new if _swap_in(path, before, new, what) else _RETRY
+        return new if _swap_in(path, os.fstat(fd), before, new, what) else _RETRY
     finally:
         os.close(fd)
 
@@ -223,8 +225,9 @@ def _write_all(fd: int, data: bytes) -> None:
     os.fsync(fd)
 
 
-def _swap_in(path: Path, before: bytes, new: bytes, what: str) -> bool:
-    """Put `new` in place of `before`; False (nothing lost, nothing written) if it is not there."""
+def _swap_in(path: Path, read: os.stat_result, before: bytes, new: bytes, what: str) -> bool:
+    """Put `new` in place of `before` (the bytes of file `read`); False (nothing lost, nothing
+    written) if it is not there any more."""
     tmp = temp_beside(path, new, _mode_of(path))
     try:
         if _read(path) != before:
@@ -236,20 +239,56 @@ def _swap_in(path: Path, before: bytes, new: bytes, what: str) -> bool:
         if not exchanged:
             os.replace(tmp, path)  # best effort: a save in the last microseconds is lost
             return True
-        if tmp.read_bytes() == before:
+        displaced = os.stat(tmp)
+        # Same file and bytes: the edit was made on it. Anything else is a save that landed after
+        # the read; it goes straight back (first the cheap check, to show `new` for the least
+        # time), and the edit is made again on it.
+        if _same_file(displaced, read) and tmp.read_bytes() == before:
             return True
-        # A save landed after the read: it goes straight back, and the edit is made again on it.
-        try:
-            exchange(tmp, path)
-            back = tmp.read_bytes()
-        except OSError:
-            back = None
-        if back != new:
-            _keep_conflict(tmp, path, what)
+        _swap_back(tmp, path, displaced, new, what)
         return False
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+def _swap_back(tmp: Path, path: Path, theirs: os.stat_result, new: bytes, what: str) -> None:
+    """Put the displaced save `theirs` back at `path`; `tmp` then holds memvault's version.
+
+    Another save can have been made on memvault's version while it was visible. One that only
+    added to its end is carried over by appending the addition to the save put back; any other
+    is kept in a conflict file.
+    """
+    try:
+        exchange(tmp, path)
+        back = tmp.read_bytes()
+    except OSError:
+        back = None
+    if back == new:
+        return
+    if back is not None and back.startswith(new) and _carry(path, theirs, back[len(new):]):
+        return
+    _keep_conflict(tmp, path, what)
+
+
+def _carry(path: Path, theirs: os.stat_result, tail: bytes) -> bool:
+    """Append `tail` to `path` if it still is the file `theirs`; True when it surely landed there."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND)
+    except OSError:
+        return False
+    try:
+        here = os.fstat(fd)
+        if not _same_file(here, theirs):
+            return False
+        if here.st_size and os.pread(fd, 1, here.st_size - 1) != b"\n":
+            tail = b"\n" + tail  # not glued onto their last line
+        _write_all(fd, tail)
+        return _same_file(os.stat(path), theirs)
+    except FileNotFoundError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _keep_conflict(tmp: Path, path: Path, what: str) -> None:
