@@ -292,12 +292,13 @@ def _carry(path: Path, theirs: os.stat_result, tail: bytes) -> bool:
 
 
 def _keep_conflict(tmp: Path, path: Path, what: str) -> None:
-    """A save made onto memvault's version in the microseconds it was visible: keep it, say so."""
+    """A save memvault cannot merge with the one it put back: keep it beside the file, say so."""
     kept = path.with_name(f"{path.name}.conflict-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
     os.rename(tmp, kept)
     raise WriteConflict(
-        f"{what}: another program saved it while memvault was writing it, and memvault could not put "
-        f"that save back untouched; it is kept in {kept.name}: compare the two and merge by hand",
+        f"{what}: another program saved it twice while memvault was writing it, and the saves cannot "
+        f"be merged; nothing was dropped: one is in {path.name}, the other in {kept.name} (with "
+        "memvault's change); compare the two and merge by hand",
         kept=kept,
     )
 
