@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from .curate_select import Decision, Selection, Target, select
 from .curate_settings import Settings
 from .errors import InputError, MemvaultError
 from .events import Timeline
-from .fsio import atomic_write, decode_text, locked
+from .fsio import append_spacing, decode_text, encode_like, locked, rewrite
 from .layout import read_file, writable
 from .memdoc import (
     ANNOTATION_RE,
@@ -519,10 +520,10 @@ def apply(vault: Vault, plan: Plan, choice: Mapping[str, tuple[str, ...]] | None
                 f"{plan.path}: changed on disk since curate read it; nothing was written. "
                 "Run `memvault curate` again to review against the new text."
             )
-        if archived:
+        if archived:  # first: if MEMORY.md then cannot be written, a bullet is in both, not lost
             _append_archive(plan, archived)
         if new_text != old_text:
-            atomic_write(plan.path, new_text)
+            rewrite(plan.path, partial(_reviewed, plan, new_text.encode("utf-8"), bool(archived)), what=MEMORY_FILE)
     size = budget(plan, chosen, archived)
     size["after"] = measure(new_text)
     size["over"] = over_budget(size["after"], plan.settings)
@@ -530,17 +531,32 @@ def apply(vault: Vault, plan: Plan, choice: Mapping[str, tuple[str, ...]] | None
                    complete and new_text != old_text)
 
 
+def _reviewed(plan: Plan, new: bytes, archived: bool, raw: bytes | None) -> bytes:
+    """The reviewed text, provided MEMORY.md still is what the review was made on."""
+    if digest(raw) != plan.digest:
+        also = (f" {plan.settings.archive_file} already holds the archived bullets, which MEMORY.md still has too."
+                if archived else "")
+        raise StaleMemory(f"{plan.path}: changed on disk while curate was writing it; it was left as it is.{also} "
+                          "Run `memvault curate` again to review against the new text.")
+    return new
+
+
 def _append_archive(plan: Plan, archived: list[Proposal]) -> None:
     """Archived bullets keep their exact text, under the day and section they left."""
-    path = plan.archive_path
-    old = decode_text(_read(path) or b"")[0]
-    parts = [old.rstrip("\n") + "\n\n"] if old.strip() else [
-        "# Archived memory\n\nBullets `memvault curate` moved out of MEMORY.md to keep it within its budget.\n\n"]
-    parts.append(f"## {plan.at.date().isoformat()}\n")
+    parts = [f"## {plan.at.date().isoformat()}\n"]
     for a in archived:
         parts.append("\n".join(a.old) + "\n")
         parts.append(f"  - archived from \u201c{a.section or 'MEMORY.md'}\u201d: {a.reason}\n")
-    atomic_write(path, "".join(parts))
+    block = "".join(parts)
+
+    def add(raw: bytes | None) -> bytes:
+        old = decode_text(raw)[0] if raw else ""
+        head = old + append_spacing(old) if old.strip() else (
+            "# Archived memory\n\nBullets `memvault curate` moved out of MEMORY.md to keep it within its budget.\n\n")
+        return encode_like(raw or b"", old, head + block)
+
+    plan.archive_path.parent.mkdir(parents=True, exist_ok=True)
+    rewrite(plan.archive_path, add, what=plan.settings.archive_file)
 
 
 # ------------------------------------------------------------------------------ reports

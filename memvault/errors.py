@@ -38,3 +38,14 @@ class UnsafePath(MemvaultError):
     def __init__(self, message: str, problem=None):
         super().__init__(message)
         self.problem = problem
+
+
+class WriteConflict(MemvaultError):
+    """A file kept changing while memvault wrote it, or saves collided with memvault's write.
+
+    Nothing is lost: `kept` names the file a colliding save was kept in, if any.
+    """
+
+    def __init__(self, message: str, *, kept: object = None) -> None:
+        super().__init__(message)
+        self.kept = kept

@@ -3,8 +3,8 @@
 A fix changes whitespace, the title line, or the order of whole entries within a daily log;
 never a word of content. Every fixed text is verified before it is written: it must hold
 the same non-blank lines as before once whitespace is ignored (the title line aside), or the
-file is left untouched. Writes are atomic and made under the vault's write lock, so a
-concurrent `memvault log` is neither lost nor half-read. Line endings and a BOM are kept.
+file is left untouched. Writes go through `fsio.rewrite` under the vault's write lock, so neither a
+concurrent `memvault log` nor an editor's save is lost or half-read. Line endings and a BOM are kept.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .config import Config
-from .fsio import locked, replace_if_unchanged
+from .errors import WriteConflict
+from .fsio import locked, rewrite
 from .hidden import fix_invisible
 from .layout import problem_at
 from .parse import TITLE_RE
@@ -150,25 +151,34 @@ def encode(src: SourceFile, text: str) -> bytes:
 
 def fix_vault(vault: Vault, paths: Sequence[str] = ()) -> dict[str, list[str]]:
     """Repair the named vault files (default: all) in place; returns {path: codes fixed}."""
-    from .checker import load_source
-
     fixed: dict[str, list[str]] = {}
     for rel in paths or list(iter_markdown(vault.root)):
         if problem_at(vault.root, rel) is not None:
             continue  # a link or not a file: never read or written (layout.py); check reports it
-        full = vault.root / rel
-        with locked(vault.lock_path, what=rel):
-            for _attempt in range(5):  # a file that keeps changing is left alone (check reports it)
-                try:
-                    raw = Path(full).read_bytes()
-                except OSError:
-                    break
-                src = load_source(rel, raw, vault.config)
-                text, codes = fix_source(src, vault.config)
-                if not codes:
-                    break
-                # An editor saving in place takes no lock: replace only the bytes that were fixed.
-                if replace_if_unchanged(full, encode(src, text), raw):
-                    fixed[rel] = codes
-                    break
+        codes = _fix_file(vault, rel, vault.root / rel)
+        if codes:
+            fixed[rel] = codes
     return fixed
+
+
+def _fix_file(vault: Vault, rel: str, full: Path) -> list[str]:
+    from .checker import load_source
+
+    done: list[str] = []
+
+    def repair(raw: bytes | None) -> bytes | None:
+        if raw is None:
+            return None
+        src = load_source(rel, raw, vault.config)
+        text, codes = fix_source(src, vault.config)
+        done[:] = codes
+        return encode(src, text) if codes else None
+
+    with locked(vault.lock_path, what=rel):
+        try:
+            written = rewrite(full, repair, attempts=5, what=rel)
+        except WriteConflict as exc:
+            if exc.kept is not None:
+                raise
+            return []  # a file that keeps changing is left alone (check reports what it finds)
+    return done if written is not None else []

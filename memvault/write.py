@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from .config import CONFIG_NAME, local_zone_name
 from .errors import InputError, MemvaultError, NotFoundError
-from .fsio import atomic_write, decode_text, locked, replace_if_unchanged
+from .fsio import append_spacing, atomic_write, decode_text, encode_like, locked, rewrite
 from .layout import writable
 from .model import Event
 from .parse import parse_log
@@ -20,7 +19,6 @@ from .vault import LOG_DIR, Vault
 from .writecheck import check_entry_options, check_entry_text, check_written
 
 TEMPLATE = Path(__file__).resolve().parent / "vault_template"
-BOM = b"\xef\xbb\xbf"
 WRITE_ATTEMPTS = 20
 
 
@@ -127,23 +125,16 @@ def log_entry(
     rel = path.relative_to(vault.root).as_posix()
     writable(vault.root, rel)  # never through a link, never over a non-file (layout.py)
     path.parent.mkdir(parents=True, exist_ok=True)
+    done: list[tuple[str, int]] = []
+
+    def add(raw: bytes | None) -> bytes:
+        data, text, line = with_entry(raw or b"", draft, rel, vault)
+        done[:] = [(text, line)]
+        return data
+
     with locked(vault.lock_path, what=rel):
-        for _attempt in range(WRITE_ATTEMPTS):
-            # Someone editing the file in place (an editor, a sync tool) does not take our lock:
-            # write only over the bytes the entry was inserted into, else read again.
-            before = path.read_bytes() if path.exists() else None
-            raw = before or b""
-            old, notes = decode_text(raw)
-            if notes:
-                raise MemvaultError(f"{rel}:{notes[0][0]}: {notes[0][1]}; logging would rewrite those bytes, "
-                                    "so fix the file first (memvault check lists it)")
-            new_text, line = insert_entry(old, draft, rel, vault)
-            if replace_if_unchanged(path, _same_encoding(new_text, raw), before):
-                break
-            time.sleep(0.02 * (_attempt + 1))
-        else:
-            raise MemvaultError(f"{rel} kept changing while the entry was being added ({WRITE_ATTEMPTS} tries); "
-                                "nothing was written, try again")
+        rewrite(path, add, attempts=WRITE_ATTEMPTS, what=rel)
+    new_text, line = done[0]
     parsed = parse_log(new_text, rel, vault.config)
     for ev in parsed.events:
         if ev.line == line:
@@ -151,10 +142,18 @@ def log_entry(
     raise MemvaultError(f"{rel}: the new entry at line {line} did not parse back; please report this")  # pragma: no cover
 
 
-def _same_encoding(text: str, raw: bytes) -> bytes:
-    """`text` with the line endings and BOM the file had: a log entry must not rewrite every line."""
-    data = text.replace("\n", "\r\n") if b"\r\n" in raw else text
-    return (BOM if raw.startswith(BOM) else b"") + data.encode("utf-8")
+def with_entry(raw: bytes, event: Event, rel: str, vault: Vault) -> tuple[bytes, str, int]:
+    """The file's bytes with `event` added, their text, and the line of the new heading.
+
+    Only the added lines are encoded: the file's own bytes (line endings, BOM) are kept, and an
+    entry that goes at the end is a pure addition, which the write appends in place.
+    """
+    old, notes = decode_text(raw)
+    if notes:
+        raise MemvaultError(f"{rel}:{notes[0][0]}: {notes[0][1]}; logging would rewrite those bytes, "
+                            "so fix the file first (memvault check lists it)")
+    text, line = insert_entry(old, event, rel, vault)
+    return encode_like(raw, old, text), text, line
 
 
 def insert_entry(old: str, event: Event, rel: str, vault: Vault) -> tuple[str, int]:
@@ -177,9 +176,8 @@ def insert_entry(old: str, event: Event, rel: str, vault: Vault) -> tuple[str, i
         at = later[0].line - 1
         new_lines = lines[:at] + block.rstrip("\n").split("\n") + [""] + lines[at:]
         return "\n".join(new_lines), at + 1
-    head = old.rstrip("\n")
-    text = head + "\n\n" + block
-    return text, head.count("\n") + 3
+    head = old + append_spacing(old)
+    return head + block, head.count("\n") + 1
 
 
 def _minute(when: datetime) -> datetime:
