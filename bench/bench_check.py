@@ -101,8 +101,9 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--dir", type=Path, default=Path("/tmp/memvault-bench"))
     args = ap.parse_args()
-    from memvault.checker import check_vault
-    from memvault.vault import Vault, iter_markdown
+    from memvault.check.runner import check_vault
+    from memvault.layout import iter_markdown
+    from memvault.vault import Vault
 
     root = prepare(args.dir, args.events, args.files)
     exe = [sys.executable, "-m", "memvault", "--vault", str(root), "check"]

@@ -17,7 +17,7 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
-from memvault.curate import apply, diff, plan_curation, render
+from memvault.curate.promote import apply, diff, plan_curation, render
 from memvault.vault import Vault
 
 

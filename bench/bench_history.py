@@ -64,7 +64,7 @@ def random_times(vault: Path, n: int, seed: int) -> list[datetime]:
 
 
 def floors(vault: Path) -> None:
-    from memvault.gitrepo import GitRepo
+    from memvault.history.gitrepo import GitRepo
 
     runs = [timed(subprocess.run, ["git", "log", "--first-parent", "--format=%H %ct"], cwd=vault, capture_output=True)[0] for _ in range(5)]
     print(f"floor  git log --first-parent (1 process)     {fmt(runs)}")
@@ -82,8 +82,8 @@ def floors(vault: Path) -> None:
 
 
 def recorded_warm(vault: Path, n: int) -> None:
-    from memvault.recorded import no_gc
-    from memvault.recorded_store import RecordedStore
+    from memvault.history.store import RecordedStore
+    from memvault.history.timelines import no_gc
     from memvault.vault import Vault
 
     v = Vault.open(vault)
@@ -123,7 +123,7 @@ def recorded_warm(vault: Path, n: int) -> None:
 
 BUILD = """
 import sys, time
-from memvault.recorded_store import RecordedStore
+from memvault.history.store import RecordedStore
 from memvault.vault import Vault
 v = Vault.open(sys.argv[1])
 p = v.past

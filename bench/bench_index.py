@@ -73,7 +73,7 @@ def run_child(code: str, *argv: str) -> tuple[str, int]:
 REBUILD = """
 import sys, time, resource
 from memvault.vault import Vault
-from memvault.index import open_index
+from memvault.search.index import open_index
 t, c = time.perf_counter(), time.process_time()
 r = open_index(Vault.open(sys.argv[1]), sys.argv[2]).rebuild()
 print(time.perf_counter() - t, time.process_time() - c, r.events_indexed,
@@ -82,7 +82,7 @@ print(time.perf_counter() - t, time.process_time() - c, r.events_indexed,
 
 FLOOR_BUILD = """
 import os, sys, time, sqlite3
-from memvault.vault import iter_markdown
+from memvault.layout import iter_markdown
 root = sys.argv[1]
 t, c = time.perf_counter(), time.process_time()
 db = sys.argv[2]
@@ -108,7 +108,7 @@ def bench_rebuild(vault: Path, backend: str, work: Path) -> None:
           f"ratio {float(wall) / fwall:.1f}x wall, {float(cpu) / fcpu:.1f}x CPU")
     print(f"peak RSS of the rebuild process: {int(rss) / 1024:.0f} MB")
     md = sum(p.stat().st_size for p in vault.rglob("*.md"))
-    from memvault.index import open_index
+    from memvault.search.index import open_index
     from memvault.vault import Vault
 
     with open_index(Vault.open(vault), backend) as index:
@@ -125,9 +125,9 @@ def queries(n: int, seed: int = 7) -> list[str]:
 
 
 def bench_search(vault: Path, backend: str) -> None:
-    from memvault.index import open_index
-    from memvault.rank import EXHAUSTIVE
-    from memvault.textproc import parse_query
+    from memvault.search.index import open_index
+    from memvault.search.rank import EXHAUSTIVE
+    from memvault.search.textproc import parse_query
     from memvault.vault import Vault
 
     qs = queries(200)
@@ -181,7 +181,7 @@ def search_run(index, qs: list[str]) -> tuple[list[float], list[float], list[lis
 
 
 def bench_incremental(vault: Path, backend: str, rounds: int = 40) -> None:
-    from memvault.index import open_index
+    from memvault.search.index import open_index
     from memvault.vault import Vault
 
     files = sorted(vault.glob("memory/*/*.md"))

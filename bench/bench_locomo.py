@@ -36,7 +36,7 @@ def convert(out: Path, conversations: str) -> None:
 
 
 def search_conv(conv: Path, backend: str, use_cli: bool, k: int) -> tuple[int, float]:
-    from memvault.index import open_index
+    from memvault.search.index import open_index
     from memvault.vault import Vault
 
     vault = Vault.open(conv / "vault")

@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from memvault.vault import Vault
-from memvault.write import log_entry
+from memvault.write.log import log_entry
 
 
 def _summary(name: str, samples: list[float]) -> str:

@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 
 from memvault.fsio import read_text
-from memvault.vault import Vault, iter_markdown
+from memvault.layout import iter_markdown
+from memvault.vault import Vault
 
 
 def run_once(root: Path) -> tuple[float, float, float, int]:

@@ -33,7 +33,7 @@ sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 from synth import generate  # noqa: E402  (bench/synth.py, the shared generator)
 
-from memvault.secretscan import find_secrets  # noqa: E402
+from memvault.check.secrets.scan import find_secrets  # noqa: E402
 from tests.helpers_secrets import CORPUS, corpus  # noqa: E402
 
 PATHOLOGICAL = ["PIN: ", "cvv ", "password ", "password=", "key is ", "the password for ", "a://a:b@",

@@ -176,7 +176,7 @@ def file_hashes_match(index, root: Path, paths: list[Path]) -> bool:
 
 
 def index_equals_fresh_parse(root: Path) -> bool:
-    from memvault.index import open_index, store
+    from memvault.search.index import open_index, store
     from memvault.vault import Vault
 
     vault = Vault.open(root)
@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     root = args.vault or Path(f"/tmp/mv-watch-{args.events}")
 
-    from memvault.index import open_index
+    from memvault.search.index import open_index
     from memvault.vault import Vault
 
     t = time.perf_counter()

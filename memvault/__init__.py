@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .errors import MemvaultError
+from memvault.errors import MemvaultError
 
 if TYPE_CHECKING:
-    from .model import Event, Problem
-    from .vault import Vault
+    from memvault.entries.model import Event, Problem
+    from memvault.vault import Vault
 
 __version__ = "0.1.0"
 __all__ = ["Vault", "Event", "Problem", "MemvaultError", "__version__"]

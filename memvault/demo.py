@@ -11,9 +11,9 @@ import subprocess
 from datetime import date, timedelta
 from pathlib import Path
 
-from .errors import GitError
-from .fsio import atomic_write
-from .write import init_vault
+from memvault.errors import GitError
+from memvault.fsio import atomic_write
+from memvault.write.log import init_vault
 
 # The seed's story, with dates relative to today so decay and "3 days ago" mean something.
 # {d0}..{d3} are filled in by build_demo.

@@ -20,6 +20,9 @@ last-resort handler).
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
+import importlib.util
 import logging
 import os
 import shutil
@@ -29,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .errors import MemvaultError
+from memvault.errors import MemvaultError
 
 log = logging.getLogger("memvault")
 
@@ -155,3 +158,19 @@ def write_stamp(path: Path, stamp: Path, key: str | None = None) -> None:
     except OSError:
         with contextlib.suppress(OSError):
             tmp.unlink()
+
+
+@functools.lru_cache(maxsize=64)
+def source_fingerprint(seed: str, *modules: str) -> str:
+    """A digest of `seed` and the source of `modules` (dotted names; a package stands for all its
+    modules): derived state computed by other code than this is stale and is rebuilt."""
+    h = hashlib.sha1(seed.encode())
+    for name in modules:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            raise MemvaultError(f"cannot find the source of {name}")
+        origin = Path(spec.origin)
+        files = sorted(origin.parent.rglob("*.py")) if origin.name == "__init__.py" else [origin]
+        for f in files:
+            h.update(f.read_bytes())
+    return h.hexdigest()

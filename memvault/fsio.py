@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .errors import LockTimeout, MemvaultError, WriteConflict
-from .textsafety import normalize_newlines
+from memvault.errors import LockTimeout, MemvaultError, WriteConflict
+from memvault.textsafety import normalize_newlines
 
 DERIVED_DIR = ".memvault"
 BOM = b"\xef\xbb\xbf"

@@ -26,9 +26,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-from .errors import InputError, UnsafePath
-from .fsio import DERIVED_DIR
-from .model import Problem
+from memvault.entries.model import Problem
+from memvault.errors import InputError, UnsafePath
+from memvault.fsio import DERIVED_DIR
 
 MEMORY_FILE = "MEMORY.md"
 LOG_DIR = "memory"

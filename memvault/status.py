@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-SECTIONS: list[str] = ["memvault.index:status_section", "memvault.watch:status_section"]
+SECTIONS: list[str] = ["memvault.search.index:status_section", "memvault.watch:status_section"]
 
 
 def collect(vault) -> tuple[dict[str, Any], list[str]]:

@@ -9,7 +9,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memvault.checker import CheckReport, check_vault
+from memvault.check.runner import CheckReport, check_vault
 from memvault.vault import Vault
 
 DATA = Path(__file__).parent / "data"

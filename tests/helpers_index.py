@@ -6,7 +6,7 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from memvault.events import Timeline
+from memvault.entries.timeline import Timeline
 from memvault.vault import Vault
 
 UTC_TOML = '[vault]\ntimezone = "UTC"\n'

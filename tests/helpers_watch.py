@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from memvault.index import open_index, store
+from memvault.search.index import open_index, store
 from memvault.vault import Vault
 from memvault.watch.logsink import LogSink
 from memvault.watch.watcher import Watcher, WatchOptions

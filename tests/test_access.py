@@ -1,6 +1,6 @@
 from datetime import UTC, datetime, timedelta
 
-from memvault import access
+from memvault.search import access
 
 
 def test_counts_accumulate_and_keep_latest_time(vault_dir):

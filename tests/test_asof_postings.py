@@ -7,10 +7,10 @@ import sqlite3
 import zlib
 from datetime import timedelta
 
-from memvault.asof_postings import PostingStore, StoredSearch, store_fingerprint
-from memvault.asof_search import StateSearch
-from memvault.rank import Weights
-from memvault.textproc import parse_query
+from memvault.history.postings import PostingStore, StoredSearch, store_fingerprint
+from memvault.history.recorded_search import StateSearch
+from memvault.search.rank import Weights
+from memvault.search.textproc import parse_query
 from memvault.vault import Vault
 
 from .helpers_history import build_history

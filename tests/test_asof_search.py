@@ -5,10 +5,10 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
-from memvault.asof_search import StateSearch
-from memvault.rank import Weights, bm25_scores, make_filter, rank_candidates
-from memvault.recorded import StateTimeline, VersionInfos
-from memvault.textproc import parse_query
+from memvault.history.recorded_search import StateSearch
+from memvault.history.timelines import StateTimeline, VersionInfos
+from memvault.search.rank import Weights, bm25_scores, make_filter, rank_candidates
+from memvault.search.textproc import parse_query
 
 from .test_recorded import CFG, corpus
 

@@ -7,10 +7,10 @@ import stat
 
 import pytest
 
-from memvault.autocommit import commit_message, commit_vault, diff_events, parse_porcelain
 from memvault.errors import GitError
 from memvault.vault import Vault
-from memvault.write import init_vault
+from memvault.watch.autocommit import commit_message, commit_vault, diff_events, parse_porcelain
+from memvault.write.log import init_vault
 
 from .conftest import git
 

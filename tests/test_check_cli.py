@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from memvault.checker import load_source
+from memvault.check.fixes import fix_source, fix_vault, signature
+from memvault.check.runner import load_source
 from memvault.cli import cli
-from memvault.config import Config
-from memvault.fixes import fix_source, fix_vault, signature
+from memvault.config.core import Config
 from memvault.vault import Vault
 
 from .helpers_check import NOW, codes, copy_fixture, run_check, write_vault

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from memvault.checker import load_source
-from memvault.config import Config
-from memvault.validate import RULES
-from memvault.vault import BIG_FILE
+from memvault.check.rules import RULES
+from memvault.check.runner import load_source
+from memvault.config.core import Config
+from memvault.parsed import BIG_FILE
 
 from .helpers_check import CHECKS, NOW, codes, copy_fixture, run_check, write_vault
 from .helpers_secrets import false_positives, true_positives

@@ -9,7 +9,7 @@ import sys
 
 from memvault.cli import cli
 from memvault.vault import Vault
-from memvault.write import log_entry
+from memvault.write.log import log_entry
 
 from .conftest import git
 
@@ -168,7 +168,7 @@ def test_log_pins_a_described_reference_to_the_id_it_resolves_to(runner, sample_
 
 
 def test_new_daily_logs_follow_the_vault_layout():
-    from memvault.vault import new_log_path
+    from memvault.parsed import new_log_path
 
     assert new_log_path("2026-03-05", None) == "memory/2026-03-05.md"
     assert new_log_path("2026-03-05", "memory/2026-03-04.md") == "memory/2026-03-05.md"

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import pytest
 
+from memvault.check.rules import CHECK_DEFAULTS
 from memvault.cli import cli
-from memvault.config import SCHEMA, Config
-from memvault.curate_settings import DEFAULTS as CURATE
+from memvault.config.core import SCHEMA, Config
+from memvault.config.curate import DEFAULTS as CURATE
 from memvault.errors import ConfigError
-from memvault.history import HISTORY_DEFAULTS
-from memvault.index.core import INDEX_DEFAULTS
-from memvault.rank import SEARCH_DEFAULTS
-from memvault.validate import CHECK_DEFAULTS
+from memvault.history.timetravel import HISTORY_DEFAULTS
+from memvault.search.index.core import INDEX_DEFAULTS
+from memvault.search.rank import SEARCH_DEFAULTS
 from memvault.watch.watcher import DEFAULTS as WATCH
 
 from .helpers_check import commit, git, git_repo, run_memvault
@@ -122,3 +122,10 @@ def test_config_error_is_raised_by_the_library_too(tmp_path):
     path.write_text("vault = 1\n")
     with pytest.raises(ConfigError, match=r"memvault.toml: \[vault\] must be a table, got 1"):
         Config.load(path)
+
+
+def test_the_decay_models_config_names_are_the_ones_decay_implements():
+    from memvault.config.core import DECAY_MODELS
+    from memvault.entries.decay import MODELS
+
+    assert set(DECAY_MODELS) == set(MODELS)

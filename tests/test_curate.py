@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from memvault import access
 from memvault.cli import cli
-from memvault.curate import StaleMemory, apply, plan_curation
-from memvault.curate_select import curated_sources
-from memvault.memdoc import load_doc
+from memvault.curate.document import load_doc
+from memvault.curate.promote import StaleMemory, apply, plan_curation
+from memvault.curate.select import curated_sources
+from memvault.search import access
 from memvault.vault import Vault
-from memvault.write import log_entry
+from memvault.write.log import log_entry
 
 from .conftest import DATA, copy_vault
 

@@ -9,13 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memvault.cli import cli
-from memvault.config import Config
-from memvault.curate import bullet_text, link_for
-from memvault.curate_select import resolve_source, signature, similarity
-from memvault.curate_settings import Settings
-from memvault.errors import ConfigError, InputError, MemvaultError
-from memvault.events import Timeline
-from memvault.memdoc import (
+from memvault.config.core import Config
+from memvault.config.curate import Settings
+from memvault.curate.document import (
     Splice,
     add_sources,
     apply_splices,
@@ -26,8 +22,12 @@ from memvault.memdoc import (
     render_bullet,
     section_insert,
 )
-from memvault.model import Event
-from memvault.parse import parse_log, parse_memory
+from memvault.curate.promote import bullet_text, link_for
+from memvault.curate.select import resolve_source, signature, similarity
+from memvault.entries.model import Event
+from memvault.entries.parse import parse_log, parse_memory
+from memvault.entries.timeline import Timeline
+from memvault.errors import ConfigError, InputError, MemvaultError
 
 CFG = Config(timezone="UTC")
 
@@ -202,7 +202,7 @@ def test_an_unclosed_code_block_is_refused(vault_dir, runner):
 
 
 def test_with_replies_must_be_inline_markdown():
-    from memvault.curate_with import inline_markdown
+    from memvault.curate.with_command import inline_markdown
 
     assert inline_markdown("Prefers **light** mode, see `docs`")
     for block in ("# Heading", "- nested list", "> quote", "1. item", "---", "```"):

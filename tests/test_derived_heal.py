@@ -141,7 +141,7 @@ def test_a_file_that_is_not_a_database(vault, runner):
 
 KILLED_REBUILD = textwrap.dedent("""
     import os, signal, sys
-    from memvault.index import build, open_index
+    from memvault.search.index import build, open_index
     from memvault.vault import Vault
 
     def die(*args):  # the new index is written; the rename never happens

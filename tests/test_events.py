@@ -7,10 +7,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memvault import decay
-from memvault.config import Config
-from memvault.events import Timeline
-from memvault.parse import parse_log
+from memvault.config.core import Config
+from memvault.entries import decay
+from memvault.entries.parse import parse_log
+from memvault.entries.timeline import Timeline
 from memvault.vault import Vault
 
 UTC = ZoneInfo("UTC")

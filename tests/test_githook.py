@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memvault import githook
+from memvault.check import hook as githook
 from memvault.errors import MemvaultError
 
 from .helpers_check import commit, git, git_repo, hook_env, run_memvault, write_vault

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from memvault.cli import cli
+from memvault.entries.spans import SpanIndex
+from memvault.entries.timeline import Timeline
 from memvault.errors import GitError, NotFoundError
-from memvault.events import Timeline
-from memvault.gitrepo import Commit, CommitList
-from memvault.spans import SpanIndex
+from memvault.history.gitrepo import Commit, CommitList
 from memvault.vault import Vault
 
 from .conftest import copy_vault, git
@@ -309,8 +309,8 @@ def test_span_index_agrees_with_the_rule(name, vault_dir):
 
 
 def test_span_index_on_random_timelines():
-    from memvault.config import Config
-    from memvault.parse import parse_log
+    from memvault.config.core import Config
+    from memvault.entries.parse import parse_log
 
     cfg = Config(timezone="UTC")
     rng = random.Random(3)

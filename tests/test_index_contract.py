@@ -7,10 +7,10 @@ import sqlite3
 
 import pytest
 
-from memvault import access
 from memvault.errors import LockTimeout
 from memvault.fsio import locked
-from memvault.index import open_index
+from memvault.search import access
+from memvault.search.index import open_index
 
 from .helpers_index import BACKENDS, at, entry, fresh, make_vault, write_log
 
@@ -119,7 +119,7 @@ def test_unreadable_file_keeps_its_events(vault, backend, monkeypatch):
     with open_index(vault, backend) as index:
         index.update()
         write_log(vault.root, "2026-02-14", entry("10:00", "Observation", "changed text"))
-        from memvault.index import core
+        from memvault.search.index import core
 
         real_open = core.open_file
 

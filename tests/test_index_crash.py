@@ -9,19 +9,19 @@ import textwrap
 
 import pytest
 
-from memvault.index import open_index
+from memvault.search.index import open_index
 
 from .helpers_index import BACKENDS, entry, fresh, make_vault, write_log
 
 DIE_IN_COMMIT = textwrap.dedent("""
     import os, signal, sys
     from memvault.vault import Vault
-    from memvault.index import open_index
+    from memvault.search.index import open_index
 
     index = open_index(Vault.open(sys.argv[1]), sys.argv[2])
     engine = type(index._make_engine(None, index.dir / "x")) if sys.argv[2] == "sqlite" else None
     if engine is None:
-        from memvault.index.whoosh_backend import WhooshEngine as engine
+        from memvault.search.index.whoosh_backend import WhooshEngine as engine
     real = engine.commit
 
     def commit_then_die(self):

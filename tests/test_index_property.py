@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memvault.index import open_index, store
-from memvault.index.core import docs_by_file
-from memvault.textproc import parse_query
+from memvault.search.index import open_index, store
+from memvault.search.index.core import docs_by_file
+from memvault.search.textproc import parse_query
 
 from .helpers_index import fresh, make_vault
 

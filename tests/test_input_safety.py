@@ -25,7 +25,7 @@ from memvault.textsafety import (
 )
 from memvault.vault import Vault
 from memvault.watch.logsink import LogSink
-from memvault.write import log_entry
+from memvault.write.log import log_entry
 
 from .conftest import DATA, copy_vault
 
@@ -341,7 +341,7 @@ def test_curate_edit_with_control_characters_is_not_used(vault_dir, runner, monk
 
 
 def test_curate_apply_refuses_control_characters_in_what_it_adds(vault_dir):
-    from memvault.curate import apply, plan_curation
+    from memvault.curate.promote import apply, plan_curation
 
     copy_vault("curate_week", vault_dir)
     vault = Vault.open(vault_dir)

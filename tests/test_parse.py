@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memvault.config import Config
-from memvault.parse import inline_tags, log_date, parse_log, parse_memory
+from memvault.config.core import Config
+from memvault.entries.parse import inline_tags, log_date, parse_log, parse_memory
 from memvault.vault import Vault
 
 from .conftest import DATA, copy_vault

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from memvault import write
 from memvault.cli import cli
 from memvault.vault import Vault
+from memvault.write import log as write
 
 from .conftest import git
 
@@ -120,7 +120,7 @@ def test_a_temp_file_left_by_a_killed_write_is_ignored_by_git(runner, tmp_path):
 def test_check_fix_does_not_write_over_an_in_place_save_made_while_it_fixed(runner, vault_dir, monkeypatch):
     # Like log: `check --fix` read a daily log, fixed it, and replaced it with its fixed copy even
     # when an editor had saved the file in place meanwhile, losing that save.
-    from memvault import fixes
+    from memvault.check import fixes
 
     _plain_vault(vault_dir)
     daily = vault_dir / "memory" / "2026-02-21.md"

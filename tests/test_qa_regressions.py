@@ -11,15 +11,15 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from memvault.check.rules import CHECK_DEFAULTS
 from memvault.cli import cli
-from memvault.curate_settings import DEFAULTS as CURATE_DEFAULTS
+from memvault.config.curate import DEFAULTS as CURATE_DEFAULTS
+from memvault.entries.timeparse import parse_time
 from memvault.errors import InputError
-from memvault.index.core import INDEX_DEFAULTS
-from memvault.rank import SEARCH_DEFAULTS
-from memvault.timeparse import parse_time
-from memvault.validate import CHECK_DEFAULTS
+from memvault.search.index.core import INDEX_DEFAULTS
+from memvault.search.rank import SEARCH_DEFAULTS
 from memvault.vault import Vault
-from memvault.write import TEMPLATE
+from memvault.write.log import TEMPLATE
 
 from .conftest import git
 

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from memvault.config import Config
-from memvault.events import Timeline
-from memvault.recorded import StateTimeline, VersionInfos
-from memvault.vault import Vault, iter_markdown, parse_path, parse_text
+from memvault.config.core import Config
+from memvault.entries.timeline import Timeline
+from memvault.history.timelines import StateTimeline, VersionInfos
+from memvault.layout import iter_markdown
+from memvault.parsed import parse_path, parse_text
+from memvault.vault import Vault
 
 from .conftest import DATA
 
@@ -118,8 +120,8 @@ def test_empty_states(n):
 def test_cached_events_round_trip_exactly():
     from dataclasses import fields
 
-    from memvault.model import Event
-    from memvault.snapshot import FIELDS, dump_events, load_events
+    from memvault.entries.model import Event
+    from memvault.history.snapshot import FIELDS, dump_events, load_events
 
     assert tuple(f.name for f in fields(Event)) == FIELDS
     events = [e for versions in corpus().values() for evs in versions for e in evs]
@@ -127,8 +129,8 @@ def test_cached_events_round_trip_exactly():
 
 
 def test_cached_live_intervals_round_trip_and_match_probing():
-    from memvault.recorded import VersionInfo
-    from memvault.snapshot import dump_spans, load_spans
+    from memvault.history.snapshot import dump_spans, load_spans
+    from memvault.history.timelines import VersionInfo
 
     infos = VersionInfos(CFG)
     for versions in corpus().values():

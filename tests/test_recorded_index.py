@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from memvault.events import Timeline
-from memvault.recorded import NEVER_LIVE, VersionInfos
-from memvault.recorded_sweep import DUPLICATE, RECONFIRMS, SUPERSEDES, Occurrences, Sweep
-from memvault.spans import live_interval
+from memvault.entries.spans import live_interval
+from memvault.entries.timeline import Timeline
+from memvault.history.sweep import DUPLICATE, RECONFIRMS, SUPERSEDES, Occurrences, Sweep
+from memvault.history.timelines import NEVER_LIVE, VersionInfos
 from memvault.vault import Vault
 
 from .helpers_history import build_history
@@ -76,7 +76,7 @@ def test_the_sweep_equals_a_full_timeline_at_every_step_of_a_random_walk(seed):
 
 
 def test_cycles_keep_exactly_the_edges_timeline_keeps():
-    from memvault.vault import parse_text
+    from memvault.parsed import parse_text
 
     text = ("# 2026-03-01\n\n## 08:00 - Belief\nA\nId: a\nSupersedes: c\n\n## 09:00 - Belief\nB\nId: b\nSupersedes: a\n\n"
             "## 10:00 - Belief\nC\nId: c\nSupersedes: b\n\n## 11:00 - Belief\nD\nId: d\nSupersedes: c\n")
@@ -139,7 +139,7 @@ def stored(root: Path) -> dict[str, set]:
     """The stored runs with entries named by (path, blob, position): numbering aside."""
     import sqlite3
 
-    from memvault.recorded_index import Columns
+    from memvault.history.live_columns import Columns
 
     with sqlite3.connect(root / ".memvault" / "history.sqlite") as db:
         mark = dict(db.execute("SELECT name, data FROM recorded"))["meta"]
@@ -177,7 +177,7 @@ def test_moving_head_on_resumes_the_sweep_and_equals_a_fresh_build(tmp_path):
     assert first.recorded_index is not None and len(first.recorded_index.commits) == 18
     git(root, "reset", "-q", "--hard", head)
     vault = Vault.open(root)
-    from memvault.recorded_store import RecordedStore
+    from memvault.history.store import RecordedStore
 
     store = RecordedStore(vault.past.loader, vault.past.require_repo(), vault.config)
     store.open()
@@ -192,7 +192,7 @@ def test_moving_head_on_resumes_the_sweep_and_equals_a_fresh_build(tmp_path):
 
 
 def GitRepoFor(root: Path):  # noqa: N802 - reads like a constructor
-    from memvault.gitrepo import GitRepo
+    from memvault.history.gitrepo import GitRepo
 
     return GitRepo.require(root)
 
@@ -206,7 +206,7 @@ def test_rewritten_history_is_swept_again(tmp_path):
     git(root, "add", "-A")
     git(root, "commit", "-q", "--amend", "--no-edit")
     vault = Vault.open(root)
-    from memvault.recorded_store import RecordedStore
+    from memvault.history.store import RecordedStore
 
     store = RecordedStore(vault.past.loader, vault.past.require_repo(), vault.config)
     assert store.open() is not None and not store.resumed
@@ -232,7 +232,7 @@ def test_an_undated_holder_of_a_text_reference_is_resolved_again_when_anything_c
     """Parsed log entries always have a time; a hand-built undated one searches every entry."""
     from dataclasses import replace
 
-    from memvault.vault import parse_text
+    from memvault.parsed import parse_text
 
     tea = parse_text("# 2026-01-01\n\n## 09:00 - Belief\nUser likes green tea\n", "memory/2026-01-01.md", CFG).events
     ref = parse_text("# 2026-01-02\n\n## 09:00 - Correction\nCoffee now\nSupersedes: green tea\n",
@@ -288,7 +288,7 @@ def test_odd_states_through_git_equal_the_snapshot_timeline(tmp_path, seed):
 def test_resuming_step_by_step_equals_one_sweep(tmp_path, seed):
     """Swept at an early commit, then resumed each time HEAD moves on: the stored runs and
     the state resumed from are what one sweep of the whole history gives."""
-    from memvault.recorded_store import RecordedStore
+    from memvault.history.store import RecordedStore
 
     root = tmp_path / "v"
     shas = odd_history(root, seed, commits=16)
@@ -307,7 +307,7 @@ def test_resuming_step_by_step_equals_one_sweep(tmp_path, seed):
 
 
 def without_index(vault: Vault):
-    from memvault.history import History
+    from memvault.history.timetravel import History
 
     slow = History(vault)
     slow.settings["precompute"] = False

@@ -9,10 +9,10 @@ from zoneinfo import ZoneInfo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memvault.config import Config
-from memvault.model import Event
-from memvault.parse import META_RE, parse_log
-from memvault.render import render_log
+from memvault.config.core import Config
+from memvault.entries.model import Event
+from memvault.entries.parse import META_RE, parse_log
+from memvault.entries.render import render_log
 
 CFG = Config(timezone="Europe/Berlin")
 TZ = ZoneInfo("Europe/Berlin")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from memvault import access
 from memvault.cli import cli
-from memvault.index import open_index
+from memvault.search import access
+from memvault.search.index import open_index
 
 from .helpers_index import entry, make_vault, write_log
 
@@ -98,8 +98,8 @@ def test_bad_input_is_reported(vault_dir, runner):
 
 
 def test_neighbour_only_hits_are_marked_and_not_counted_as_recalled(runner, vault_dir):
-    from memvault import access
     from memvault.cli import cli
+    from memvault.search import access
 
     (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n')
     (vault_dir / "memory").mkdir()

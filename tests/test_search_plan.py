@@ -13,11 +13,11 @@ import sqlite3
 
 import pytest
 
-from memvault import access
-from memvault.index import open_index, store
-from memvault.index.core import docs_by_file
-from memvault.rank import EXHAUSTIVE, Plan, plan_query, rank_events
-from memvault.textproc import analyze, analyzed, parse_query
+from memvault.search import access
+from memvault.search.index import open_index, store
+from memvault.search.index.core import docs_by_file
+from memvault.search.rank import EXHAUSTIVE, Plan, plan_query, rank_events
+from memvault.search.textproc import analyze, analyzed, parse_query
 from memvault.vault import Vault
 
 from .helpers_index import BACKENDS, UTC_TOML, at, entry, make_vault, write_log

@@ -8,12 +8,13 @@ from datetime import timedelta
 
 import pytest
 
-from memvault.config import Config
-from memvault.index import open_index
-from memvault.index.core import _scan
-from memvault.rank import Weights, rank_events, recency, snippet
-from memvault.textproc import analyze, fold, parse_query
-from memvault.vault import Vault, iter_markdown
+from memvault.config.core import Config
+from memvault.layout import iter_markdown
+from memvault.search.index import open_index
+from memvault.search.index.core import _scan
+from memvault.search.rank import Weights, rank_events, recency, snippet
+from memvault.search.textproc import analyze, fold, parse_query
+from memvault.vault import Vault
 
 from .helpers_index import at, entry, make_vault, write_log
 

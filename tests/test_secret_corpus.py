@@ -17,9 +17,23 @@ from pathlib import Path
 
 import pytest
 
-from memvault import secretcli, secretpatterns, secretscan, secretvalues, secretwords
+from memvault.check.secrets import (
+    cli as secretcli,
+)
+from memvault.check.secrets import (
+    patterns as secretpatterns,
+)
+from memvault.check.secrets import (
+    scan as secretscan,
+)
+from memvault.check.secrets import (
+    values as secretvalues,
+)
+from memvault.check.secrets import (
+    words as secretwords,
+)
+from memvault.check.secrets.scan import INVISIBLE_RE, find_secrets, scan_secrets
 from memvault.cli import cli
-from memvault.secretscan import INVISIBLE_RE, find_secrets, scan_secrets
 
 from .helpers_check import commit, git, git_repo, run_memvault
 from .helpers_secrets import corpus, corpus_with_fills, expand, expand_with_fills

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from memvault.check.secrets.scan import ALLOW_MARK
 from memvault.cli import cli
-from memvault.curate import apply, plan_curation
+from memvault.curate.promote import apply, plan_curation
 from memvault.errors import InputError
-from memvault.secretscan import ALLOW_MARK
 from memvault.vault import Vault
 
 from .conftest import copy_vault
@@ -151,7 +151,7 @@ def test_log_does_not_honour_the_allow_mark(runner, vault_dir: Path):
 
 
 def test_the_library_write_does_not_honour_the_allow_mark(vault_dir: Path, runner):
-    from memvault.write import log_entry
+    from memvault.write.log import log_entry
 
     assert runner.invoke(cli, ["init", str(vault_dir / "v"), "--no-git"]).exit_code == 0
     vault = Vault.open(vault_dir / "v")

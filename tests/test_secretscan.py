@@ -6,8 +6,14 @@ import json
 
 import pytest
 
+from memvault.check.secrets.scan import (
+    ALLOW_MARK,
+    entropy,
+    find_secrets,
+    looks_random,
+    refuse_secrets,
+)
 from memvault.errors import InputError
-from memvault.secretscan import ALLOW_MARK, entropy, find_secrets, looks_random, refuse_secrets
 
 from .helpers_secrets import false_positives, secret_parts, true_positives
 
@@ -17,7 +23,7 @@ FALSE = false_positives()
 
 def test_corpus_is_big_enough_to_mean_something():
     assert len(TRUE) >= 50 and len(FALSE) >= 50
-    from memvault.validate import RULES
+    from memvault.check.rules import RULES
 
     assert {code for _, code, _ in TRUE} == {c for c, r in RULES.items() if c.startswith("MV5") and r.severity == "error"}
 
@@ -111,7 +117,7 @@ def test_check_json_does_not_echo_secrets(runner, vault_dir):
 
 
 def test_passwords_stated_in_prose():
-    from memvault.secretscan import find_secrets
+    from memvault.check.secrets.scan import find_secrets
 
     for text in ("my password is hunter2", "The wifi password was Tr0ub4dor&3",
                  "passphrase is correct-horse-battery-staple"):

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from memvault.autocommit import commit_vault
 from memvault.cli import cli
 from memvault.vault import Vault
+from memvault.watch.autocommit import commit_vault
 
 from .helpers_check import commit, git, git_repo, run_memvault
 

@@ -6,12 +6,12 @@ import re
 import tomllib
 from pathlib import Path
 
-from memvault.config import Config
-from memvault.curate_settings import DEFAULTS as CURATE
-from memvault.history import HISTORY_DEFAULTS
-from memvault.index.core import INDEX_DEFAULTS
-from memvault.rank import SEARCH_DEFAULTS
-from memvault.validate import CHECK_DEFAULTS
+from memvault.check.rules import CHECK_DEFAULTS
+from memvault.config.core import Config
+from memvault.config.curate import DEFAULTS as CURATE
+from memvault.history.timetravel import HISTORY_DEFAULTS
+from memvault.search.index.core import INDEX_DEFAULTS
+from memvault.search.rank import SEARCH_DEFAULTS
 from memvault.watch.watcher import DEFAULTS as WATCH
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "vault_template" / "memvault.toml"

@@ -3,8 +3,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from memvault.entries.timeparse import parse_time
 from memvault.errors import InputError
-from memvault.timeparse import parse_time
 
 TZ = ZoneInfo("Europe/Berlin")
 NOW = datetime(2026, 2, 21, 15, 30, tzinfo=TZ)

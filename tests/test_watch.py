@@ -11,7 +11,7 @@ import pytest
 from memvault.vault import Vault
 from memvault.watch import WatcherRunning, wait_until_indexed, watcher_health
 from memvault.watch.state import read_record
-from memvault.write import init_vault
+from memvault.write.log import init_vault
 
 from .helpers_watch import (
     DAY,

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from memvault.autocommit import GitLocked, commit_vault
 from memvault.cli import cli
 from memvault.vault import Vault
+from memvault.watch.autocommit import GitLocked, commit_vault
 from memvault.watch.state import WatchLock, lock_path
-from memvault.write import init_vault
+from memvault.write.log import init_vault
 
 from .conftest import git
 from .helpers_watch import DAY, WatchProcess, contents, entry, in_sync, log_file, wait_for

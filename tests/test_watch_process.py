@@ -11,7 +11,7 @@ import pytest
 from memvault.vault import Vault
 from memvault.watch import watcher_health
 from memvault.watch.state import read_record
-from memvault.write import init_vault
+from memvault.write.log import init_vault
 
 from .conftest import git
 from .helpers_watch import (

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-from ._common import MemvaultGroup, cli
+from memvault.cli._common import MemvaultGroup, cli
 
 COMMAND_MODULES = ("core", "curate", "search", "history", "check", "watch")
 

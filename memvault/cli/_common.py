@@ -17,8 +17,8 @@ from typing import Any
 
 import click
 
-from ..errors import InputError, MemvaultError
-from ..textsafety import dumps_json, printable
+from memvault.errors import InputError, MemvaultError
+from memvault.textsafety import dumps_json, printable
 
 
 @contextmanager
@@ -88,7 +88,7 @@ def _show_notices() -> None:
 
 
 def open_vault(ctx: click.Context):  # -> Vault, imported lazily to keep start-up fast
-    from ..vault import Vault
+    from memvault.vault import Vault
 
     return Vault.open(ctx.find_root().obj.get("vault_path"))
 
@@ -125,7 +125,7 @@ def _default(value: Any) -> Any:
 def parse_when(vault, text: str | None, *, day_end: bool = False) -> datetime | None:
     if text is None:
         return None
-    from ..timeparse import parse_time
+    from memvault.entries.timeparse import parse_time
 
     return parse_time(text, vault.config.tz, day_end=day_end)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import cli, emit, json_option, open_vault
+from memvault.cli._common import cli, emit, json_option, open_vault
 
 
 @cli.command()
@@ -22,20 +22,20 @@ def check(ctx, paths, staged, fix, list_rules, as_json) -> None:
     documented in docs/checks.md; turn rules off with [checks] disable in memvault.toml.
     """
     if list_rules:
-        from ..validate import RULES
+        from memvault.check.rules import RULES
 
         emit([{"code": r.code, "severity": r.severity, "title": r.title, "fixable": r.fixable}
               for r in RULES.values()], as_json, _rules_text)
         return
-    from ..checker import check_vault, vault_paths
-    from ..errors import InputError
+    from memvault.check.runner import check_vault, vault_paths
+    from memvault.errors import InputError
 
     vault = open_vault(ctx)
     fixed: dict[str, list[str]] = {}
     if fix:
         if staged:
             raise InputError("--fix repairs the working tree, --staged judges the index: run --fix, `git add`, then commit")
-        from ..fixes import fix_vault
+        from memvault.check.fixes import fix_vault
 
         fixed = fix_vault(vault, vault_paths(vault.root, paths) if paths else ())
     report = check_vault(vault, paths, staged=staged)
@@ -98,7 +98,7 @@ def hook_install(ctx, uninstall: bool, as_json: bool) -> None:
 
     An existing pre-commit hook is kept as pre-commit.before-memvault and runs first.
     """
-    from .. import githook
+    from memvault.check import hook as githook
 
     vault = open_vault(ctx)
     result = githook.uninstall(vault.root) if uninstall else githook.install(vault.root)
@@ -110,7 +110,7 @@ def hook_install(ctx, uninstall: bool, as_json: bool) -> None:
 @click.pass_context
 def hook_status(ctx, as_json: bool) -> None:
     """Say whether the hook is installed, and where."""
-    from .. import githook
+    from memvault.check import hook as githook
 
     data = githook.status(open_vault(ctx).root)
     emit(data, as_json, lambda d: (

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ._common import cli, emit, json_option, open_vault, parse_when, say, short
+from memvault.cli._common import cli, emit, json_option, open_vault, parse_when, say, short
 
 TYPE_HELP = "Observation, belief, decision, correction or a type from [vault] extra_types."
 
@@ -20,12 +20,12 @@ TYPE_HELP = "Observation, belief, decision, correction or a type from [vault] ex
               help="Install the git pre-commit hook that runs `memvault check --staged`.")
 def init(directory: str, timezone: str | None, no_git: bool, hook: bool) -> None:
     """Create a new vault in DIRECTORY from the template (with git, a first commit and the hook)."""
-    from ..write import init_vault
+    from memvault.write.log import init_vault
 
     root = init_vault(Path(directory), timezone=timezone, git=not no_git)
     say(f"created vault in {root}")
     if hook and not no_git:
-        from ..githook import install
+        from memvault.check.hook import install
 
         say(install(root).describe() + " (remove: memvault hook install --uninstall)")
     say(f"next: memvault --vault {root} log \"something worth remembering\"")
@@ -51,9 +51,9 @@ def log(ctx, text, etype, at, supersedes, reconfirms, confidence, importance, ta
 
     TEXT '-' reads the text from stdin (multi-line text without shell quoting).
     """
-    from ..errors import InputError
-    from ..parse import parse_importance
-    from ..write import log_entry, log_result
+    from memvault.entries.parse import parse_importance
+    from memvault.errors import InputError
+    from memvault.write.log import log_entry, log_result
 
     vault = open_vault(ctx)
     imp = None
@@ -121,7 +121,7 @@ def list_cmd(ctx, types, since, until, tags, include_all, as_json) -> None:
 
 def _check_types(vault, types: tuple[str, ...]) -> None:
     """`--type beliefs` listed nothing, silently: name the types there are instead."""
-    from ..errors import InputError
+    from memvault.errors import InputError
 
     known = set(vault.config.types) | {e.type for e in vault.events}
     unknown = [t for t in types if t.lower() not in known]
@@ -148,7 +148,7 @@ def demo(directory: str | None) -> None:
     """
     import tempfile
 
-    from ..demo import build_demo, demo_dates
+    from memvault.demo import build_demo, demo_dates
 
     root = build_demo(Path(directory) if directory else Path(tempfile.mkdtemp(prefix="memvault-demo-")))
     say(f"demo vault in {root}\n")

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ._common import cli, emit, json_option, open_vault, parse_when, say, short
+from memvault.cli._common import cli, emit, json_option, open_vault, parse_when, say, short
 
 HELP_KEYS = "y = apply, n = skip, e = edit in $EDITOR, q = stop here (keep what was accepted), ? = help"
 
@@ -32,8 +32,8 @@ def curate(ctx, dry_run, yes, interactive, explain, with_cmd, at, since, everyth
     n (skip), e (edit in $EDITOR) or q (stop). Text curate does not touch stays byte for byte.
     --json without --yes prints the plan (with its diff) and changes nothing.
     """
-    from ..curate import apply, plan_curation, plan_dict
-    from ..errors import InputError
+    from memvault.curate.promote import apply, plan_curation, plan_dict
+    from memvault.errors import InputError
 
     exclusive = [name for name, on in (("--dry-run", dry_run), ("--yes", yes), ("--explain", explain is not None),
                                        ("--interactive", interactive)) if on]
@@ -50,11 +50,11 @@ def curate(ctx, dry_run, yes, interactive, explain, with_cmd, at, since, everyth
     plan = plan_curation(vault, at=parse_when(vault, at, day_end=True), since=parse_when(vault, since),
                          everything=everything)
     if with_cmd and explain is None:  # explaining the selection needs no rewording
-        from ..curate_with import rewrite_with
+        from memvault.curate.with_command import rewrite_with
 
         plan = rewrite_with(plan, vault, with_cmd)
     if explain is not None:
-        from ..curate import explain as explain_plan
+        from memvault.curate.promote import explain as explain_plan
 
         emit(explain_plan(plan, vault, explain or None), as_json, _explain_text)
         return
@@ -93,14 +93,14 @@ def _window(plan) -> str:
 
 
 def _nothing(plan) -> dict:
-    from ..curate import budget
+    from memvault.curate.promote import budget
 
     b = budget(plan)
     return {"applied": False, "message": f"nothing to curate: {_window(plan)}; {_budget_line(b)}", "budget": b}
 
 
 def _plan_text(plan, d: dict) -> str:
-    from ..curate import describe
+    from memvault.curate.promote import describe
 
     if not plan.proposals and not plan.archives:
         return _nothing(plan)["message"]
@@ -118,7 +118,7 @@ def _plan_text(plan, d: dict) -> str:
 
 
 def _result_dict(plan, result, accepted=None, archived=None) -> dict:
-    from ..curate import budget_warnings
+    from memvault.curate.promote import budget_warnings
 
     chosen = [p for p in plan.proposals if accepted is None or p.key in accepted]
     return {
@@ -155,7 +155,7 @@ def _explain_text(items: list[dict]) -> str:
 
 
 def _show(plan, p, n: int, total: int, budget_text: str) -> None:
-    from ..curate import describe
+    from memvault.curate.promote import describe
 
     say("")
     say(f"({n}/{total}) {describe(p)}" + ("  [rewritten by --with]" if p.origin == "with" else ""), bold=True)
@@ -180,8 +180,8 @@ def _ask(allow_edit: bool) -> str:
 
 def _edit(p, current: tuple[str, ...]) -> tuple[str, ...] | None:
     """The edited bullet, () to skip it (emptied), or None when the edit cannot be used."""
-    from ..errors import InputError
-    from ..memdoc import check_edit
+    from memvault.curate.document import check_edit
+    from memvault.errors import InputError
 
     try:
         text = click.edit("\n".join(current) + "\n", extension=".md", require_save=False)
@@ -198,7 +198,7 @@ def _edit(p, current: tuple[str, ...]) -> tuple[str, ...] | None:
 
 
 def _review(vault, plan) -> None:
-    from ..curate import apply, budget
+    from memvault.curate.promote import apply, budget
 
     if not plan.proposals and not plan.archives:
         say(_nothing(plan)["message"])
@@ -248,7 +248,7 @@ def _review_archives(plan, accepted: dict):
     """
     from dataclasses import replace
 
-    from ..curate import archives_for, budget
+    from memvault.curate.promote import archives_for, budget
 
     archived, kept, n = [], set(), 0
     while True:

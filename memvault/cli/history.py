@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ._common import cli, emit, json_option, open_vault, say, short
+from memvault.cli._common import cli, emit, json_option, open_vault, say, short
 
 T_FORMS = (
     "ISO date or time (vault zone unless given), a plain date, 'yesterday', '3 days ago', "

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 
 def render() -> str:
-    from . import cli
+    from memvault.cli import cli
 
     runner = CliRunner()
     out = ["## memvault", "", "```", _help(runner, []), "```", ""]
@@ -21,7 +21,7 @@ def render() -> str:
 
 
 def _help(runner: CliRunner, args: list[str]) -> str:
-    from . import cli
+    from memvault.cli import cli
 
     result = runner.invoke(cli, [*args, "--help"], prog_name="memvault", terminal_width=100)
     return result.output.rstrip()

@@ -6,7 +6,7 @@ import re
 
 import click
 
-from ._common import cli, emit, is_tty, json_option, open_vault, parse_when
+from memvault.cli._common import cli, emit, is_tty, json_option, open_vault, parse_when
 
 BACKEND_HELP = "Index backend: sqlite (default) or whoosh. Default: [index] backend in memvault.toml."
 MARK_RE = re.compile(r"\*\*(.+?)\*\*")
@@ -28,13 +28,13 @@ def search(ctx, query, limit, types, tags, since, until, include_all, backend, a
 
     Ranked by relevance, importance, recency and confidence (docs/search.md).
     """
-    from ..index import search_vault
+    from memvault.search.index import search_vault
 
     vault = open_vault(ctx)
     known = vault.config.types
     for t in types:
         if t.lower() not in known:
-            from ..errors import InputError
+            from memvault.errors import InputError
 
             raise InputError(f"--type {t!r}: no such type; known: {', '.join(known)}")
     hits = search_vault(
@@ -79,10 +79,10 @@ def _hits_text(items: list[dict]) -> str:
 @click.pass_context
 def index_cmd(ctx, rebuild: bool, backend: str | None, wait: bool, timeout: float, as_json: bool) -> None:
     """Bring the search index up to date with the Markdown (only changed files are re-read)."""
-    from ..index import open_index
+    from memvault.search.index import open_index
 
     if wait:
-        from .watch import index_wait
+        from memvault.cli.watch import index_wait
 
         return index_wait(ctx, backend=backend, timeout=timeout, rebuild=rebuild, as_json=as_json)
     vault = open_vault(ctx)
@@ -129,7 +129,7 @@ class _Progress:
 @click.pass_context
 def status(ctx, as_json: bool) -> None:
     """Index (and other derived state): files and events on disk vs indexed, staleness."""
-    from ..status import collect
+    from memvault.status import collect
 
     vault = open_vault(ctx)
     data, lines = collect(vault)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import cli, emit, json_option, open_vault
+from memvault.cli._common import cli, emit, json_option, open_vault
 
 
 @cli.command()
@@ -26,8 +26,8 @@ def watch(ctx, commit, debounce_ms, quiet, reconcile, polling, backend, as_json)
     On start it catches up on whatever changed while nobody watched. Logs one line per
     update (--json: one JSON object per line, for supervisors). One watcher per vault.
     """
-    from ..watch.logsink import LogSink
-    from ..watch.watcher import Watcher, WatchOptions
+    from memvault.watch.logsink import LogSink
+    from memvault.watch.watcher import Watcher, WatchOptions
 
     vault = open_vault(ctx)
     options = WatchOptions.from_config(
@@ -39,8 +39,8 @@ def watch(ctx, commit, debounce_ms, quiet, reconcile, polling, backend, as_json)
 
 def index_wait(ctx, *, backend: str | None, timeout: float, rebuild: bool, as_json: bool) -> None:
     """`memvault index --wait`: one call to wait_until_indexed, then print what it did."""
-    from ..errors import InputError
-    from ..watch import wait_until_indexed
+    from memvault.errors import InputError
+    from memvault.watch import wait_until_indexed
 
     if rebuild:
         raise InputError("--wait and --rebuild do not go together: a rebuild already returns when done")

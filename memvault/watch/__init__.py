@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from ..errors import LockTimeout
-from .state import Health, WatcherRunning, classify, read_record, watcher_alive
+from memvault.errors import LockTimeout
+from memvault.watch.state import Health, WatcherRunning, classify, read_record, watcher_alive
 
 if TYPE_CHECKING:
-    from ..vault import Vault
-    from .watcher import Watcher, WatchOptions
+    from memvault.parsed import ParsedVault
+    from memvault.watch.watcher import Watcher, WatchOptions
 
 
 @dataclass
@@ -37,7 +37,7 @@ class WaitReport:
                 "watcher": self.watcher}
 
 
-def wait_until_indexed(vault: Vault, timeout: float = 30.0, *, backend: str | None = None) -> WaitReport:
+def wait_until_indexed(vault: ParsedVault, timeout: float = 30.0, *, backend: str | None = None) -> WaitReport:
     """Return once the index reflects every vault file as it is at the time of the call.
 
     Rather than wait for a watcher's debounce, the caller reconciles the index itself,
@@ -46,8 +46,8 @@ def wait_until_indexed(vault: Vault, timeout: float = 30.0, *, backend: str | No
     finds nothing left to do. Raises LockTimeout when another writer (a rebuild) holds the
     index longer than `timeout` seconds.
     """
-    from ..index import open_index
-    from .sync import sync
+    from memvault.search.index import open_index
+    from memvault.watch.sync import sync
 
     start = time.monotonic()
     alive = watcher_alive(vault.root)
@@ -65,10 +65,10 @@ def wait_until_indexed(vault: Vault, timeout: float = 30.0, *, backend: str | No
                       "running" if alive else "not running")
 
 
-def behind_files(vault: Vault, *, backend: str | None = None, ignore: set[str] | None = None) -> list[str]:
+def behind_files(vault: ParsedVault, *, backend: str | None = None, ignore: set[str] | None = None) -> list[str]:
     """Vault files whose size or mtime differ from what the index recorded (or new, or gone)."""
-    from ..index import open_index
-    from .sync import differing, disk_state, split_by_hash
+    from memvault.search.index import open_index
+    from memvault.watch.sync import differing, disk_state, split_by_hash
 
     index = open_index(vault, backend)
     try:
@@ -81,7 +81,7 @@ def behind_files(vault: Vault, *, backend: str | None = None, ignore: set[str] |
     return sorted(changed - (ignore or set()))
 
 
-def watcher_health(vault: Vault, *, backend: str | None = None, now: datetime | None = None) -> Health:
+def watcher_health(vault: ParsedVault, *, backend: str | None = None, now: datetime | None = None) -> Health:
     """The watcher's state as `memvault status` shows it."""
     alive = watcher_alive(vault.root)
     record = read_record(vault.root)
@@ -90,7 +90,7 @@ def watcher_health(vault: Vault, *, backend: str | None = None, now: datetime | 
     return classify(record, alive, behind, now or datetime.now(UTC))
 
 
-def status_section(vault: Vault) -> tuple[str, dict[str, Any], list[str]]:
+def status_section(vault: ParsedVault) -> tuple[str, dict[str, Any], list[str]]:
     """The watcher part of `memvault status`: (name, data for --json, lines for people)."""
     health = watcher_health(vault)
     return "watcher", health.to_dict(), health_lines(health)
@@ -117,7 +117,7 @@ def health_lines(health: Health) -> list[str]:
 
 def __getattr__(name: str) -> Any:  # the watcher pulls in watchdog: import it on demand
     if name in ("Watcher", "WatchOptions"):
-        from . import watcher
+        from memvault.watch import watcher
 
         return getattr(watcher, name)
     raise AttributeError(name)

@@ -7,7 +7,7 @@ import threading
 from datetime import datetime
 from typing import Any, TextIO
 
-from ..textsafety import dumps_json, printable
+from memvault.textsafety import dumps_json, printable
 
 
 class LogSink:

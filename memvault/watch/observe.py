@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..vault import LOG_DIR
+from memvault.layout import LOG_DIR
 
 LIMIT_ERRNOS = (errno.ENOSPC, errno.EMFILE, errno.ENFILE)
 POLL_SECONDS = 1.0

@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..config import CONFIG_NAME
-from ..layout import LOG_DIR, MEMORY_FILE, SKIP_DIRS, is_vault_markdown
+from memvault.config.core import CONFIG_NAME
+from memvault.layout import LOG_DIR, MEMORY_FILE, SKIP_DIRS, is_vault_markdown
 
 IGNORED_DIRS = SKIP_DIRS  # the folders the vault walk skips (layout.py)
 # Editor leftovers: vim swap/backup files, emacs lock and autosave files, generic temp

@@ -27,8 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import MemvaultError
-from ..fsio import DERIVED_DIR
+from memvault.errors import MemvaultError
+from memvault.fsio import DERIVED_DIR
 
 LOCK_NAME = "watch.lock"
 STATUS_NAME = "watch.json"

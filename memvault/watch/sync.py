@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import MemvaultError, UnsafePath
-from ..layout import is_file, problem_at, read_file, walk
-from ..model import Problem
-from ..vault import parse_path
-from .paths import expand, is_watched_file
+from memvault.entries.model import Problem
+from memvault.errors import MemvaultError, UnsafePath
+from memvault.layout import is_file, problem_at, read_file, walk
+from memvault.parsed import parse_path
+from memvault.watch.paths import expand, is_watched_file
 
 RACY_SECONDS = 3.0  # files modified this recently are hashed, not trusted by size+mtime
 

@@ -49,7 +49,7 @@ class ContentCheck:
 
     def hash_slice(self, root: Path, disk: Mapping[str, Any]) -> dict[str, Any]:
         """`disk` (path -> Stat) with the content hash of the next slice of files filled in."""
-        from .sync import sha256_of
+        from memvault.watch.sync import sha256_of
 
         out = dict(disk)
         for rel in self.pick({p: st.size for p, st in disk.items()}):

@@ -17,16 +17,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import GitError, MemvaultError
-from ..fsio import atomic_write
-from ..vault import Vault
-from .debounce import DEFAULT_DEBOUNCE, DEFAULT_MAX_DELAY, Coalescer
-from .logsink import LogSink
-from .observe import VaultObserver
-from .paths import touched
-from .state import HEARTBEAT, WatchLock, WatchRecord, now_iso, record_text, status_path
-from .sync import Stat, SyncResult, disk_state, indexed_counts, sync
-from .verify import ContentCheck
+from memvault.errors import GitError, MemvaultError
+from memvault.fsio import atomic_write
+from memvault.parsed import ParsedVault
+from memvault.watch.debounce import DEFAULT_DEBOUNCE, DEFAULT_MAX_DELAY, Coalescer
+from memvault.watch.logsink import LogSink
+from memvault.watch.observe import VaultObserver
+from memvault.watch.paths import touched
+from memvault.watch.state import (
+    HEARTBEAT,
+    WatchLock,
+    WatchRecord,
+    now_iso,
+    record_text,
+    status_path,
+)
+from memvault.watch.sync import Stat, SyncResult, disk_state, indexed_counts, sync
+from memvault.watch.verify import ContentCheck
 
 DEFAULTS = {"debounce_ms": DEFAULT_DEBOUNCE * 1000, "max_delay_ms": DEFAULT_MAX_DELAY * 1000,
             "reconcile_seconds": 15.0, "commit_quiet_seconds": 10.0}
@@ -49,7 +56,7 @@ class WatchOptions:
     backend: str | None = None
 
     @classmethod
-    def from_config(cls, vault: Vault, **given: Any) -> WatchOptions:
+    def from_config(cls, vault: ParsedVault, **given: Any) -> WatchOptions:
         """[watch] settings from memvault.toml, under what the command line gave."""
         sect = vault.config.section("watch", DEFAULTS)
         opts = cls(debounce=float(sect["debounce_ms"]) / 1000, max_delay=float(sect["max_delay_ms"]) / 1000,
@@ -81,7 +88,7 @@ def _s(path: Any) -> str:
 class Watcher:
     """Keeps one vault's index current. `start()`, then `stop()` (or `run()` in a CLI)."""
 
-    def __init__(self, vault: Vault, options: WatchOptions | None = None, log: LogSink | None = None):
+    def __init__(self, vault: ParsedVault, options: WatchOptions | None = None, log: LogSink | None = None):
         self.vault = vault
         self.root = vault.root.resolve()
         self.options = options or WatchOptions()
@@ -213,7 +220,7 @@ class Watcher:
                 self.index.close()
 
     def _open(self) -> None:
-        from ..index import open_index
+        from memvault.search.index import open_index
 
         self.index = open_index(self.vault, self.options.backend)
         self._db_ino = None
@@ -362,7 +369,7 @@ class Watcher:
     def _reload(self) -> None:
         """memvault.toml changed: re-read it, reopen the index, reconcile."""
         try:
-            vault = Vault.open(self.root)
+            vault = ParsedVault.open(self.root)
         except MemvaultError as exc:
             self.log("error", f"memvault.toml changed but cannot be read: {exc}; keeping the old settings")
             return
@@ -487,7 +494,7 @@ class Committer:
         self._thread: threading.Thread | None = None
 
     def check(self) -> None:
-        from ..autocommit import repo_prefix
+        from memvault.watch.autocommit import repo_prefix
 
         repo_prefix(self.w.root)  # raises GitError when the vault is not in a git repository
 
@@ -531,7 +538,7 @@ class Committer:
                 return
 
     def _commit(self) -> None:
-        from ..autocommit import GitLocked, commit_vault
+        from memvault.watch.autocommit import GitLocked, commit_vault
 
         try:
             done = commit_vault(self.w.root, self.w.vault.config, say=lambda m: self.w.log("warning", m))

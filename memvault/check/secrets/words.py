@@ -1,0 +1,275 @@
+"""Secrets found by the word in front of them: `DB_PASS=x`, "the password for prod is x", "PIN 4821".
+
+Two rules, both led by a credential word found with `str.find` (fast, in C) before any regex
+runs on the line:
+- an identifier naming a credential, assigned a value (`password = x`, `"apiKey": "x"`,
+  `<password>x</password>`);
+- a credential word in prose or a `.netrc`, followed by its value: directly ("API key x",
+  "password hunter2"), or after a connector ("is", ":", "lautet"), optionally after a short
+  qualifier introduced by a preposition ("the password for the prod db is x").
+What follows the word decides: a password needs a digit or a symbol, a token or key must look
+random (or be 32+ hex digits), a PIN is 3-8 digits.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+
+from memvault.check.secrets.values import (
+    DIGIT_RE,
+    assigned_is_secret,
+    looks_random,
+    not_a_literal,
+    password_like,
+    token_like,
+)
+
+# -- assignments -------------------------------------------------------------------------
+
+ASSIGN_HINTS = ("pass", "pw", "secret", "token", "key", "auth", "cred", "pin", "cvv", "cvc", "kennwort")
+IDENT_TAIL_RE = re.compile(r"[\w.-]{0,128}")
+CRED_TAIL_RE = re.compile(r"[\"']?[ \t]{0,16}(?::=|=>|[:=](?![:=]))[ \t]{0,16}(?P<q>[\"']?)(?P<value>[^\s\"',;<>`]{1,512})")
+XML_TAIL_RE = re.compile(r">(?P<value>[^\s<]{1,512})</")
+PARTS_RE = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|\d+|[A-Z]")
+PASSWORD_PARTS = {"password", "passwd", "passphrase", "passcode", "pwd", "pw", "passwort", "kennwort"}
+TOKEN_PARTS = {"secret", "secrets", "token", "apikey", "credential", "credentials", "auth", "cred", "creds"}
+CRED_ENDS = PASSWORD_PARTS | TOKEN_PARTS
+NOT_SECRET_LAST = {
+    "id", "ids", "url", "uri", "path", "file", "dir", "name", "names", "length", "len", "size", "ttl", "count",
+    "type", "header", "policy", "format", "version", "prefix", "hash", "expiry", "expires", "expiration",
+    "endpoint", "field", "rotation", "reset", "min", "max", "hint", "label", "env", "var", "ref", "arn",
+    "location", "store", "manager", "provider", "backend", "mode", "enabled", "required", "strength", "rules",
+    "timeout", "lifetime", "age", "source", "server", "host", "user", "username", "owner", "budget", "limit",
+    "used", "usage", "index", "column", "input", "prompt", "button", "class", "method", "scope", "scopes",
+    "days", "hours", "minutes", "seconds", "at", "on", "by", "style", "color", "mask", "flag", "mgr",
+    "algorithm", "algo", "cipher", "memory", "parameter", "param",
+}
+
+
+def _parts(ident: str) -> list[str]:
+    return [p.lower() for p in PARTS_RE.findall(ident)]
+
+
+def _ends(parts: list[str], words: set[str] | tuple[str, ...]) -> bool:
+    """A part is, or ends with, one of `words` (PGPASSWORD, accesstoken; not secretary)."""
+    return any(p.endswith(w) for p in parts for w in words)
+
+
+@lru_cache(maxsize=1024)
+def credential_name(ident: str) -> str | None:
+    """'password', 'pin' or 'token' when `ident` names a credential (DB_PASS, apiKey, X-Auth-Token), else None."""
+    parts = _parts(ident)
+    if not parts or "author" in parts:
+        return None
+    last = max((i for i, p in enumerate(parts) if _ends([p], CRED_ENDS) or p in ("pass", "pin", "cvv", "cvc", "key")),
+               default=-1)
+    if any(p in NOT_SECRET_LAST for p in parts[last + 1 :]):  # password_min_length, api_key_header
+        return None
+    if parts[-1] in ("pin", "cvv", "cvc"):
+        return "pin"
+    if _ends(parts, PASSWORD_PARTS - {"pw"}) or "pw" in parts or parts[-1] == "pass":
+        return "password"
+    if _ends(parts, TOKEN_PARTS) or "key" in parts or _ends(parts, ("apikey", "secretkey", "privatekey", "accesskey")):
+        return "token"
+    return None
+
+
+class _Text:
+    """The text, and (built on first need) its reverse, to find where an identifier begins in C."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self._rev: str | None = None
+
+    def ident_start(self, i: int) -> int:
+        if i == 0 or not IDENT_TAIL_RE.match(self.text, i - 1, i).end() > i - 1:  # type: ignore[union-attr]
+            return i
+        if self._rev is None:
+            self._rev = self.text[::-1]
+        n = len(self.text)
+        return i - (IDENT_TAIL_RE.match(self._rev, n - i).end() - (n - i))  # type: ignore[union-attr]
+
+
+def cred_assignments(text: str, low: str, lines: list[tuple[int, str]]) -> Iterator[tuple[int, int, str, str]]:
+    """(start, end, kind, code) of each credential-named identifier assigned a secret-looking value.
+
+    `lines` are (offset, line) of the lines holding one of ASSIGN_HINTS, in order.
+    """
+    seen: set[int] = set()
+    src = _Text(text)
+    for start, line in lines:
+        end = start + len(line)
+        for word in ASSIGN_HINTS:
+            i = low.find(word, start, end)
+            while i >= 0:
+                b = IDENT_TAIL_RE.match(text, i).end()  # type: ignore[union-attr]
+                if b not in seen:
+                    seen.add(b)
+                    hit, b = _assigned(src, i, b)
+                    if hit:
+                        yield hit
+                i = low.find(word, max(b, i + 1), end)  # a credential's value holds no further assignment
+
+
+def _assigned(src: _Text, i: int, b: int) -> tuple[tuple[int, int, str, str] | None, int]:
+    """The finding for the identifier ending at `b`, if any, and where to look on from.
+
+    A credential's value was judged whole, so the search resumes after it: text inside a
+    value is not a new assignment, and a line of `key=key=key=...` costs one judgement.
+    """
+    text = src.text
+    m = CRED_TAIL_RE.match(text, b)  # prose ("key decision") stops here, before any other work
+    if m is None and text[b : b + 1] == ">":
+        m = XML_TAIL_RE.match(text, b)
+        if m is not None and text[src.ident_start(i) - 1 : src.ident_start(i)] != "<":
+            m = None
+    if m is None:
+        return None, b
+    ident = text[src.ident_start(i) : b]
+    what = credential_name(ident)
+    if what is None:
+        return None, b
+    value = m["value"]
+    if value.isdigit() and 3 <= len(value) <= 8 if what == "pin" else assigned_is_secret(what == "password", value):
+        code = "MV510" if what == "pin" else "MV507"
+        return (m.start("value"), m.end("value"), f"secret assigned to '{ident}'", code), m.end("value")
+    return None, m.end("value")
+
+
+# -- stated in prose ---------------------------------------------------------------------
+
+PROSE_HINTS = ("pass", "pw", "kennwort", "token", "secret", "key", "schlüssel", "pin", "puk", "cvv", "cvc",
+               "code", "cred", "zugang", "geheimzahl", "login")
+PROSE_RE = re.compile(
+    r"(?<![\w.<$@/=?&+{\[])(?=[a-z\u00e4\u00f6\u00fc])(?:"  # the lookahead rejects most positions in one step
+    r"(?P<pw>pass(?:words?|wd|phrase|code|wort)|kennwort|pwd?)"
+    r"|(?P<tok>(?:aws\ )?secret\ access\ key|(?:api|access|secret|auth|signing|encryption|private|app|client|master|"
+    r"deploy|bot|license)[ _-]?(?:key|schl\u00fcssel)|(?:api|access|auth|bearer|bot|deploy|refresh|session|"
+    r"personal\ access)[ _-]?token|token|(?:shared\ |client\ |signing\ )?secret)"
+    r"|(?P<key>key|schl\u00fcssel)"
+    r"|(?P<pin>pin(?:[ -]?code)?|puk|cvv2?|cvc2?|security\ code|sicherheitscode|geheimzahl|"
+    r"(?:door|alarm|gate|unlock|sim|t\u00fcr|entsperr)[ -]?code|(?:backup|recovery|otp|2fa)[ -]codes?)"
+    r"|(?P<creds>credentials?|creds|zugangsdaten|zugang|logins?|login\ data)"
+    r")(?=[\s:=\"'`,;)!?]|\.(?!\w)|$)",  # a word of prose, not `form.password.data` or `<password>`
+    re.I,
+)
+CONNECTORS = {"is", "was", "are", "were", "=", ":", "->", "=>", "-", "\u2013", "\u2014", "equals",
+              "ist", "lautet", "war", "sind", "lauten", "lautete"}
+LEADS = {"for", "on", "of", "to", "at", "in", "from", "f\u00fcr", "von", "vom", "zum", "zur", "bei", "beim",
+         "auf", "im", "am", "der", "des", "den", "dem", "the"}
+PIN_DIGITS = {"pin": (4, 8), "cvv": (3, 4), "cvc": (3, 4), "puk": (8, 8), "security": (3, 4), "sicherheitscode": (3, 4)}
+FILLERS = {"now", "still", "currently", "again", "just", "simply", "probably", "jetzt", "nun", "noch", "immer", "aktuell"}
+QUALIFIER_WORDS = 5
+WINDOW = 200
+# Every value the prose rule accepts holds a digit or a symbol: a window of letters is skipped unread.
+VALUEISH_RE = re.compile(r"[^\sA-Za-z\u00c0-\u024f]")
+
+
+def _clean(word: str) -> str:
+    """The word without the quotes, brackets and sentence punctuation round it."""
+    return word.strip("\"'`()[]{}").rstrip(".,;!?").strip("\"'`()[]{}")
+
+
+def _value_after(words: list[str]) -> tuple[int, bool] | None:
+    """(index of the word holding the value, whether a connector stated it), or None.
+
+    "password is x", "password: x", "password for the prod db is x" state a value; in
+    "password x" (a .netrc, "API key x") the value follows the word directly.
+    """
+    found = _value_index(words)
+    if found is None:
+        return None
+    idx, stated = found
+    while idx < len(words) and (not _clean(words[idx]) or words[idx].lower() in FILLERS):
+        idx += 1  # an empty quote, "now", "still"
+    return idx, stated
+
+
+def _value_index(words: list[str]) -> tuple[int, bool] | None:
+    if not words:
+        return None
+    first = words[0]
+    if first.lower() in CONNECTORS:
+        return 1, True
+    if first[0] in ":=":  # "pw: x", "password=x"; not "key::path"
+        return None if first[:2] in ("::", "==") else (0, True) if len(first) > 1 else (1, True)
+    if first.lower() not in LEADS:
+        return 0, False  # "API key x", "password hunter2"; "key ping-sha256: x" names the pin, not the key
+    for j, w in enumerate(words[1 : 1 + QUALIFIER_WORDS], 1):
+        if w.lower() in CONNECTORS or w.endswith(":"):
+            return j + 1, True
+        if w[-1] in ".,;!?)":
+            return None
+    return None
+
+
+def _judge(group: str, keyword: str, value: str, rest: list[str], stated: bool) -> bool:
+    if group == "pw":  # right after the word ("password and/or salt") only with a digit
+        return password_like(value) and (stated or DIGIT_RE.search(value) is not None)
+    if group == "tok":
+        return token_like(value, hex_ok=True)
+    if group == "key":  # "key" alone is a common word: "the key is X" needs a token, "key X" a random one
+        return token_like(value, hex_ok=False) if stated else looks_random(value) and not not_a_literal(value)
+    if group == "pin":
+        head = keyword.lower().split()[0].split("-")[0][:15]
+        low, high = next((v for k, v in PIN_DIGITS.items() if head.startswith(k)), (4, 8))
+        groups = value.split("-")  # backup codes come as 4821-9377
+        return all(g.isdigit() and low <= len(g) <= high for g in groups) and len(groups) <= 8
+    # credentials: "admin / x", "root/x", "ana:x"; right after the word only in that form
+    if "/" in value or ":" in value:
+        value = re.split(r"[/:]", value, maxsplit=1)[1]
+    elif rest[:1] == ["/"] and len(rest) > 1:
+        value = _clean(rest[1])
+    elif not stated:
+        return False
+    return password_like(value) and "." not in value[-5:]
+
+
+def _offset(tail: str, words: list[str], idx: int) -> int:
+    """Where words[idx] starts in `tail` (the words came from tail.split())."""
+    at = 0
+    for k, w in enumerate(words[: idx + 1]):
+        at = tail.find(w, at) + (len(w) if k < idx else 0)
+    return at
+
+
+def _stated(group: str, keyword: str, tail: str) -> tuple[int, int] | None:
+    """(start, end) in `tail` of the secret stated after `keyword`, if there is one."""
+    words = tail.split(None, QUALIFIER_WORDS + 4)[: QUALIFIER_WORDS + 4]
+    found = _value_after(words)
+    if found is None or found[0] >= len(words):
+        return None
+    idx, stated = found
+    raw = words[idx]
+    at = _offset(tail, words, idx)
+    if idx == 0 and raw[0] in ":=":
+        at, raw = at + 1, raw[1:]
+    value = _clean(raw)
+    if not value or not _judge(group, keyword, value, words[idx + 1 :], stated=stated):
+        return None
+    at += raw.find(value)
+    return at, at + len(value)
+
+
+def prose_hits(start: int, line: str) -> Iterator[tuple[int, int, str, str]]:
+    """(start, end, kind, code) of each secret stated after a credential word in `line`."""
+    if VALUEISH_RE.search(line) is None:
+        return
+    seen: dict[tuple[str, str, str], tuple[int, int] | None] = {}  # a repeated phrase is judged once
+    for m in PROSE_RE.finditer(line):
+        quote = line[m.start() - 1 : m.start()]
+        if quote and quote in "\"'`" and line[m.end() : m.end() + 1] == quote:
+            continue  # the word "password" mentioned, not a password stated
+        if VALUEISH_RE.search(line, m.end(), m.end() + WINDOW) is None:
+            continue
+        group, tail = m.lastgroup or "tok", line[m.end() : m.end() + WINDOW]
+        key = (group, m[0], tail)
+        span = seen[key] if key in seen else _stated(group, m[0], tail)
+        if len(seen) < 4096:
+            seen[key] = span
+        if span is not None:
+            begin = start + m.end()
+            code, kind = ("MV510", "PIN or card security code") if group == "pin" else ("MV507", f"secret given after '{m[0]}'")
+            yield begin + span[0], begin + span[1], kind, code

@@ -1,0 +1,211 @@
+"""memvault.toml: the vault's settings, with defaults for everything.
+
+Core settings are typed attributes. Other modules keep their own defaults next to the code
+that uses them and read their section through `Config.section(name, defaults)`, so adding a
+setting never means editing this file.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import tzinfo
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from memvault.errors import ConfigError
+
+CONFIG_NAME = "memvault.toml"
+CORE_TYPES = ("observation", "belief", "decision", "correction")
+
+# The names memvault/entries/decay.py implements (a test keeps the two equal): config sits
+# below the file format, so it names the models rather than importing them.
+DECAY_MODELS = ("exponential", "ebbinghaus")
+
+
+def local_zone_name() -> str:
+    """The machine's IANA zone name, or "UTC" when it cannot be told."""
+    tz = os.environ.get("TZ", "").lstrip(":")
+    if tz and _valid_zone(tz):
+        return tz
+    try:
+        target = os.path.realpath("/etc/localtime")
+        if "zoneinfo/" in target:
+            name = target.split("zoneinfo/", 1)[1]
+            if _valid_zone(name):
+                return name
+    except OSError:
+        pass
+    try:
+        name = Path("/etc/timezone").read_text().strip()
+        if _valid_zone(name):
+            return name
+    except OSError:
+        pass
+    return "UTC"
+
+
+def _valid_zone(name: str) -> bool:
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
+
+
+class Want:
+    """What a setting must be: a test and the words that say it in an error."""
+
+    def __init__(self, ok: Callable[[Any], bool], words: str):
+        self.ok, self.words = ok, words
+
+
+def number(lo: float | None = None, hi: float | None = None, *, whole: bool = False, above: bool = False) -> Want:
+    """A finite number (an integer when `whole`) in [lo, hi] ((lo, hi] when `above`)."""
+    def ok(v: Any) -> bool:
+        if isinstance(v, bool) or not isinstance(v, int if whole else int | float) or not math.isfinite(v):
+            return False
+        return (lo is None or (v > lo if above else v >= lo)) and (hi is None or v <= hi)
+
+    kind = "a whole number" if whole else "a number"
+    if lo is not None and hi is not None:
+        kind += f" in {'(' if above else '['}{lo:g}, {hi:g}]"
+    elif lo is not None:
+        kind += f" {'>' if above else '>='} {lo:g}"
+    return Want(ok, kind)
+
+
+def one_of(*choices: str) -> Want:
+    return Want(lambda v: v in choices, "one of " + ", ".join(repr(c) for c in choices))
+
+
+def table_of(value: Want, words: str, keys: tuple[str, ...] = ()) -> Want:
+    """A table whose values are `value` (and whose keys are among `keys`, when given)."""
+    def ok(v: Any) -> bool:
+        return isinstance(v, dict) and all(value.ok(x) and (not keys or k in keys) for k, x in v.items())
+
+    return Want(ok, f"a table of {words}" + (f" with keys among {', '.join(keys)}" if keys else ""))
+
+
+TEXT = Want(lambda v: isinstance(v, str) and bool(v.strip()), "a non-empty string")
+NAMES = Want(lambda v: isinstance(v, list) and all(isinstance(x, str) and x.strip() for x in v),
+             "a list of non-empty strings")
+FLAG = Want(lambda v: isinstance(v, bool), "true or false")
+RATIO = number(0, 1)
+WEIGHT = number(0)
+SECONDS = number(0)
+
+# Every setting memvault reads, by table: what its value must be. The modules that use a table
+# keep its defaults (tests/test_config_validation.py checks both name the same keys); this is
+# only the shape, checked when the file is loaded, so a bad value is one error naming the
+# file, the key and what it must be, whatever command runs, instead of a crash in the first
+# code that reads it. Finer rules (curate's ranges, known check codes) stay with their module.
+SCHEMA: dict[str, dict[str, Want]] = {
+    "vault": {"timezone": Want(lambda v: isinstance(v, str), "an IANA zone name such as \"Europe/Berlin\""),
+              "extra_types": NAMES},
+    "decay": {"model": one_of(*DECAY_MODELS), "rate": number(0, 1, above=True)},
+    "memory": {"sections": table_of(TEXT, "section name = entry type")},
+    "index": {"backend": one_of("sqlite", "whoosh"), "lock_timeout": SECONDS},
+    "search": {
+        **dict.fromkeys(("relevance", "importance", "recency", "confidence", "importance_default",
+                         "curated_importance", "superseded_factor", "recency_lambda", "k1"), WEIGHT),
+        "b": RATIO, "candidates": number(1, whole=True), "score_limit": number(0, whole=True),
+        "field_weights": table_of(WEIGHT, "numbers >= 0", ("title", "body", "tags", "extra", "context")),
+    },
+    "watch": dict.fromkeys(("debounce_ms", "max_delay_ms", "reconcile_seconds", "commit_quiet_seconds"), SECONDS),
+    "history": {"pack_loose": number(0, whole=True), "snapshots": number(1, whole=True), "precompute": FLAG},
+    "curate": {
+        # ranges: memvault/curate_settings.py, which names them
+        **dict.fromkeys(("budget_chars", "budget_lines", "min_recalls", "min_days", "min_words", "stale_days",
+                         "max_sources", "max_chars"), number(whole=True)),
+        **dict.fromkeys(("min_confidence", "min_importance", "similarity", "archive_confidence",
+                         "with_timeout"), number()),
+        "types": NAMES, "ignore_tags": NAMES, "archive_file": TEXT, "default_section": TEXT,
+        "sections": table_of(TEXT, "rule = section name"),
+    },
+    "checks": {"disable": Want(lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+                               "a list of codes such as \"MV014\"")},
+}
+
+
+def validate(raw: dict[str, Any], where: str | os.PathLike[str]) -> None:
+    """Raise ConfigError for the first table, key or value of `raw` that SCHEMA does not allow."""
+    for name, table in raw.items():
+        keys = SCHEMA.get(name)
+        if keys is None:
+            raise ConfigError(f"{where}: unknown table [{name}]; known: {', '.join(f'[{t}]' for t in SCHEMA)}")
+        if not isinstance(table, dict):
+            raise ConfigError(f"{where}: [{name}] must be a table, got {_shown(table)}")
+        for key, value in table.items():
+            want = keys.get(key)
+            if want is None:
+                raise ConfigError(f"{where}: [{name}] has no setting {key!r}; known: {', '.join(keys)}")
+            if not want.ok(value):
+                raise ConfigError(f"{where}: [{name}] {key} must be {want.words}, got {_shown(value)}")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+@dataclass
+class Config:
+    timezone: str = "UTC"
+    extra_types: tuple[str, ...] = ()
+    decay_model: str = "exponential"
+    decay_rate: float = 0.95
+    memory_sections: dict[str, str] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+
+    @property
+    def tz(self) -> tzinfo:
+        return ZoneInfo(self.timezone)
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        return CORE_TYPES + tuple(t.lower() for t in self.extra_types)
+
+    def section(self, name: str, defaults: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Settings of `[name]`, over `defaults`."""
+        merged = dict(defaults or {})
+        value = self.raw.get(name, {})
+        if not isinstance(value, dict):
+            raise ConfigError(f"{self.path or CONFIG_NAME}: [{name}] must be a table")
+        merged.update(value)
+        return merged
+
+    @classmethod
+    def load(cls, path: Path) -> Config:
+        try:
+            raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return cls(timezone=local_zone_name(), path=Path(path))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: {exc}") from None
+        return cls.from_dict(raw, Path(path))
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any], path: Path | None = None) -> Config:
+        where = path or CONFIG_NAME
+        validate(raw, where)
+        vault = raw.get("vault", {})
+        decay = raw.get("decay", {})
+        tz = vault.get("timezone") or local_zone_name()
+        if not _valid_zone(tz):
+            raise ConfigError(f"{where}: [vault] timezone {tz!r} is not a known IANA zone")
+        sections = raw.get("memory", {}).get("sections", {})
+        return cls(
+            timezone=tz,
+            extra_types=tuple(t.strip() for t in vault.get("extra_types", [])),
+            decay_model=decay.get("model", "exponential"),
+            decay_rate=float(decay.get("rate", 0.95)),
+            memory_sections={str(k).strip().lower(): str(v).lower() for k, v in sections.items()},
+            raw=raw,
+            path=path,
+        )

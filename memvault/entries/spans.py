@@ -1,0 +1,67 @@
+"""When each entry is live, as intervals of event time, for fast `asof` at any T.
+
+`Timeline.status(event, at)` is the rule. It compares `at` only with the entry's timestamp,
+its expiry and its superseders' timestamps, always as `x <= at`, so the status is constant
+on [p_i, p_i+1) between consecutive such points. Probing the rule once per piece gives
+each entry's live interval exactly, without restating the rule; an entry goes
+future -> live -> superseded/expired and never back, so there is at most one interval.
+Answering T is then a bisect and a scan of float comparisons.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from datetime import UTC, datetime
+
+from memvault.entries.model import Event
+from memvault.entries.timeline import Timeline
+
+BEFORE_ALL = datetime.min.replace(tzinfo=UTC)
+
+
+def _change_points(timeline: Timeline, ev: Event) -> list[datetime]:
+    points = [t for t in (ev.timestamp, ev.expires) if t is not None]
+    by_id = timeline.by_id
+    points += [ts for s in timeline.superseded_by.get(ev.id, ()) if (ts := by_id[s].timestamp) is not None]
+    return sorted(set(points))
+
+
+def live_interval(timeline: Timeline, ev: Event) -> tuple[float, float] | None:
+    """[start, end) in POSIX seconds over which `timeline.status(ev, t)` is "live"."""
+    points = _change_points(timeline, ev)
+    probes = [BEFORE_ALL, *points]
+    start: float | None = None
+    for i, probe in enumerate(probes):
+        live = timeline.status(ev, probe) == "live"
+        edge = -math.inf if i == 0 else probe.timestamp()
+        if live and start is None:
+            start = edge
+        elif not live and start is not None:
+            return start, edge
+    return (start, math.inf) if start is not None else None
+
+
+class SpanIndex:
+    """Live intervals of every first-occurrence entry of a timeline, sorted by start."""
+
+    def __init__(self, timeline: Timeline):
+        self.timeline = timeline
+        rows: list[tuple[float, int, float, Event]] = []
+        by_id = timeline.by_id
+        for n, ev in enumerate(timeline.events):
+            if by_id.get(ev.id) is not ev:
+                continue
+            span = live_interval(timeline, ev)
+            if span is not None:
+                rows.append((span[0], n, span[1], ev))
+        rows.sort(key=lambda r: (r[0], r[1]))
+        self.starts = [r[0] for r in rows]
+        self.ends = [r[2] for r in rows]
+        self.events = [r[3] for r in rows]
+
+    def live(self, at: datetime) -> list[Event]:
+        """Same list as `timeline.live(at)`, in the same (timeline) order."""
+        t = at.timestamp()
+        k = bisect.bisect_right(self.starts, t)
+        return [ev for ev, end in zip(self.events[:k], self.ends[:k], strict=True) if end > t]

@@ -1,0 +1,375 @@
+"""Supersession and reconfirmation between events, and the one rule of what is live when.
+
+`build_timeline(events)` resolves every `Supersedes:`/`Reconfirms:` reference once and gives
+a `Timeline`. `Timeline.status(event, at)` is the single place that decides whether an entry
+is live, superseded, expired or not yet written at a time; every query goes through it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import lru_cache
+from typing import Any, Literal
+
+from memvault.config.core import Config
+from memvault.entries import decay
+from memvault.entries.model import Event, Problem
+from memvault.entries.render import iso
+
+Status = Literal["live", "superseded", "expired", "future"]
+NEVER = datetime.min.replace(tzinfo=UTC)
+
+ID_SPACE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})[ T](\d{1,2}:\d{2})(-\d+)?$")
+LINK_RE = re.compile(r"^!?\[\[([^\]|]+?)(?:\|[^\]]*)?\]\]$")
+DATE_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
+WORD_RE = re.compile(r"[^\W_]+")
+STOPWORDS = frozenset(
+    "a an the about from of on in at to for by with and or is was were be that this it its "
+    "entry entries earlier previous prior old one which what when not no".split()
+)
+
+
+def sort_key(event: Event) -> tuple[datetime, str, int]:
+    return (event.timestamp or NEVER, event.file, event.line)
+
+
+def stem(word: str) -> str:
+    """A deliberately crude English stem, enough to match 'updates' with 'update'."""
+    w = word.lower()
+    for suffix in ("ing", "ies", "es", "ed", "s"):
+        if len(w) > len(suffix) + 2 and w.endswith(suffix):
+            return w[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return w
+
+
+@lru_cache(maxsize=65536)
+def _stems(text: str) -> frozenset[str]:
+    """The stemmed words of an entry's text, computed once: every text reference without a
+    date scores every earlier entry of the vault against its words."""
+    return frozenset(stem(w) for w in WORD_RE.findall(text))
+
+
+@dataclass
+class RefResult:
+    target: str | None = None
+    candidates: list[str] = field(default_factory=list)
+    reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.target is not None
+
+
+class EventIndex:
+    """Lookup tables over a list of events: by id, by date, by block id."""
+
+    def __init__(self, events: list[Event]):
+        self.by_id: dict[str, Event] = {}
+        self.duplicates: list[Event] = []
+        self.by_date: dict[str, list[Event]] = defaultdict(list)
+        self.by_block: dict[str, list[Event]] = defaultdict(list)
+        for ev in events:
+            if ev.id in self.by_id:
+                self.duplicates.append(ev)
+            else:
+                self.by_id[ev.id] = ev
+            if ev.kind == "log" and ev.timestamp is not None:
+                self.by_date[ev.file.rsplit("/", 1)[-1][:10]].append(ev)
+            for block in ev.block_ids:
+                self.by_block[block].append(ev)
+        self.events = events
+
+    def resolve(self, ref: str, source: Event | None = None) -> RefResult:
+        """Find the entry a `Supersedes:`/`Reconfirms:` reference points at."""
+        ref = ref.strip()
+        if not ref:
+            return RefResult(reason="empty reference")
+        if ref in self.by_id:
+            return RefResult(ref)
+        m = ID_SPACE_RE.match(ref)
+        if m:
+            key = f"{m[1]}T{int(m[2].split(':')[0]):02d}:{m[2].split(':')[1]}{m[3] or ''}"
+            if key in self.by_id:
+                return RefResult(key)
+            return RefResult(reason=f"no entry with id {key}")
+        link = LINK_RE.match(ref)
+        if link:
+            return self._resolve_link(link[1])
+        if ref.startswith("^"):
+            return self._one(self.by_block.get(ref[1:], []), f"no block ^{ref[1:]}")
+        return self._resolve_text(ref, source)
+
+    def _one(self, found: list[Event], missing: str) -> RefResult:
+        if len(found) == 1:
+            return RefResult(found[0].id)
+        if not found:
+            return RefResult(reason=missing)
+        return RefResult(candidates=[_label(e) for e in found], reason="ambiguous")
+
+    def _resolve_link(self, target: str) -> RefResult:
+        page, _, anchor = target.partition("#")
+        page = page.strip().rsplit("/", 1)[-1].removesuffix(".md")
+        anchor = anchor.strip()
+        if anchor.startswith("^"):
+            found = [e for e in self.by_block.get(anchor[1:], []) if _on_page(e, page)]
+            return self._one(found, f"no block ^{anchor[1:]} in {page or 'the vault'}")
+        day = self.by_date.get(page, [])
+        if not anchor:
+            return self._one(day, f"no entries on {page}")
+        want = _norm(anchor)
+        exact = [e for e in day if _norm(e.heading) == want]
+        if exact:
+            return self._one(exact, "")
+        clock = want.split(" ", 1)[0]
+        if ":" in clock:
+            hh, mm = clock.split(":")[:2]
+            prefix = f"{int(hh):02d}:{mm}" if hh.isdigit() else clock
+            same = [e for e in day if _norm(e.heading).startswith(prefix) or _norm(e.heading).startswith(clock)]
+            return self._one(same, f"no entry '{anchor}' on {page}")
+        return RefResult(reason=f"no entry '{anchor}' on {page}")
+
+    def _resolve_text(self, ref: str, source: Event | None) -> RefResult:
+        date_m = DATE_RE.search(ref)
+        words = [w.lower() for w in WORD_RE.findall(DATE_RE.sub(" ", ref))]
+        type_words = {w.rstrip("s") for w in words} & {"belief", "decision", "observation", "correction"}
+        keys = {stem(w) for w in words if w not in STOPWORDS and w.rstrip("s") not in type_words}
+        pool = self.by_date.get(date_m[1], []) if date_m else self.events
+        if source is not None:
+            pool = [e for e in pool if e is not source and _before(e, source)]
+        if type_words:
+            typed = [e for e in pool if e.type in type_words]
+            pool = typed or pool
+        if not pool:
+            where = f" on {date_m[1]}" if date_m else ""
+            return RefResult(reason=f"no earlier entry{where} matches '{ref}'")
+        if not keys:
+            return self._one(pool, "")
+        scored = sorted(
+            ((len(keys & _stems(f"{e.title} {e.content}")) / len(keys), e) for e in pool),
+            key=lambda pair: -pair[0],
+        )
+        best = scored[0][0]
+        second = scored[1][0] if len(scored) > 1 else 0.0
+        if best >= 0.5 and best > second:
+            return RefResult(scored[0][1].id)
+        top = [_label(e) for s, e in scored[:5] if s > 0]
+        if best >= 0.5:
+            return RefResult(candidates=top, reason="ambiguous")
+        if best > 0:  # a word or two in common is no match: say so, and show the closest
+            return RefResult(reason=f"no earlier entry has half of its words; closest: {', '.join(top)}")
+        return RefResult(reason=f"no earlier entry matches '{ref}'")
+
+
+def _label(event: Event) -> str:
+    return f"{event.id} ({event.file}:{event.line})"
+
+
+def _on_page(event: Event, page: str) -> bool:
+    return not page or event.file.rsplit("/", 1)[-1].removesuffix(".md") == page
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().replace("\u2013", "-").replace("\u2014", "-").split())
+
+
+def _before(a: Event, b: Event) -> bool:
+    if a.timestamp is None or b.timestamp is None:
+        return True
+    return (a.timestamp, a.file, a.line) < (b.timestamp, b.file, b.line)
+
+
+def _describe(result: RefResult, ref: str, what: str) -> str:
+    if result.candidates:
+        return f"{what} '{ref}' is ambiguous; candidates: {', '.join(result.candidates)}"
+    return f"{what} '{ref}' does not resolve: {result.reason}"
+
+
+class Timeline:
+    """Events plus their resolved supersession graph; answers questions at a time T."""
+
+    def __init__(
+        self,
+        events: list[Event],
+        config: Config | None = None,
+        *,
+        edges: tuple[dict[str, str], list[tuple[str, str]]] | None = None,
+    ):
+        """`edges` = (supersedes new->old, [(reconfirmer, target)]) already resolved, e.g. by
+        the search index for a subset of events; without it references are resolved here."""
+        self.config = config or Config()
+        self.events = sorted(events, key=sort_key)
+        self.index = EventIndex(self.events)
+        self.supersedes: dict[str, str] = {}
+        self.superseded_by: dict[str, list[str]] = defaultdict(list)
+        self.reconfirmed_by: dict[str, list[str]] = defaultdict(list)
+        self.reconfirms_of: dict[str, list[str]] = defaultdict(list)  # reconfirmer -> targets
+        self.problems: list[Problem] = []
+        if edges is None:
+            self._build()
+        else:
+            self._use(*edges)
+
+    @property
+    def by_id(self) -> dict[str, Event]:
+        return self.index.by_id
+
+    def _build(self) -> None:
+        for dup in self.index.duplicates:
+            first = self.index.by_id[dup.id]
+            self.problems.append(Problem(
+                dup.file, dup.line, f"duplicate id '{dup.id}' (also {first.file}:{first.line})", code="MV010"))
+        for ev in self.events:
+            if self.index.by_id.get(ev.id) is not ev:
+                continue
+            if ev.supersedes:
+                self._link_supersedes(ev)
+            for ref in ev.reconfirms:
+                res = self.index.resolve(ref, ev)
+                if res.ok:
+                    self.reconfirmed_by[res.target].append(ev.id)  # type: ignore[index]
+                    self.reconfirms_of[ev.id].append(res.target)  # type: ignore[arg-type]
+                else:
+                    self.problems.append(Problem(ev.file, ev.line, _describe(res, ref, "Reconfirms"), code="MV012"))
+        for ids in self.superseded_by.values():
+            ids.sort(key=lambda i: sort_key(self.by_id[i]))
+
+    def _use(self, supersedes: dict[str, str], reconfirms: list[tuple[str, str]]) -> None:
+        for new, old in supersedes.items():
+            if new in self.by_id and old in self.by_id:
+                self.supersedes[new] = old
+                self.superseded_by[old].append(new)
+        for src, target in reconfirms:
+            if src in self.by_id:
+                self.reconfirmed_by[target].append(src)
+                self.reconfirms_of[src].append(target)
+        for ids in self.superseded_by.values():
+            ids.sort(key=lambda i: sort_key(self.by_id[i]))
+
+    def _link_supersedes(self, ev: Event) -> None:
+        ref = ev.supersedes or ""
+        res = self.index.resolve(ref, ev)
+        if not res.ok:
+            self.problems.append(Problem(ev.file, ev.line, _describe(res, ref, "Supersedes"), code="MV011"))
+            return
+        target = res.target or ""
+        if target == ev.id:
+            self.problems.append(Problem(ev.file, ev.line, f"entry '{ev.id}' supersedes itself", code="MV013"))
+            return
+        node: str | None = target
+        while node is not None:
+            if node == ev.id:
+                self.problems.append(Problem(
+                    ev.file, ev.line, f"'{ev.id}' superseding '{target}' would make a cycle; ignored", code="MV013"))
+                return
+            node = self.supersedes.get(node)
+        old = self.by_id[target]
+        if old.kind == "curated" and ev.id in self._cited_by(old):
+            return  # curate already rewrote the bullet with this correction: it is not stale
+        if old.timestamp and ev.timestamp and old.timestamp > ev.timestamp:
+            self.problems.append(Problem(
+                ev.file, ev.line, f"'{ev.id}' supersedes '{target}', which is later", "warning", "MV014"))
+        self.supersedes[ev.id] = target
+        self.superseded_by[target].append(ev.id)
+
+    def _cited_by(self, curated: Event) -> set[str]:
+        """Ids of the log entries a curated bullet names as its sources."""
+        cited = set()
+        for src in curated.sources:
+            res = self.index.resolve(src if src.startswith("[[") else f"[[{src}]]")
+            if res.ok:
+                cited.add(res.target)
+        return cited
+
+    # -- the rule ---------------------------------------------------------------------
+
+    def superseder_at(self, event: Event, at: datetime | None) -> str | None:
+        """The first entry written at or before `at` that supersedes `event`."""
+        for sid in self.superseded_by.get(event.id, ()):
+            ts = self.by_id[sid].timestamp
+            if at is None or ts is None or ts <= at:
+                return sid
+        return None
+
+    def status(self, event: Event, at: datetime | None = None) -> Status:
+        """Live when written at or before `at`, not superseded by then, not expired by then."""
+        if at is not None and event.timestamp is not None and event.timestamp > at:
+            return "future"
+        if self.superseder_at(event, at) is not None:
+            return "superseded"
+        if event.expires is not None and event.expires <= (at or datetime.now(UTC)):
+            return "expired"
+        return "live"
+
+    def confirmed_at(self, event: Event, at: datetime) -> datetime | None:
+        """The latest of the entry's timestamp, its `updated` date and reconfirmations by `at`."""
+        times = [t for t in (event.timestamp, event.updated) if t is not None and t <= at]
+        for rid in self.reconfirmed_by.get(event.id, ()):
+            ts = self.by_id[rid].timestamp
+            if ts is not None and ts <= at:
+                times.append(ts)
+        return max(times) if times else event.timestamp
+
+    def confidence(self, event: Event, at: datetime) -> float:
+        return decay.confidence_at(
+            event.confidence0, self.confirmed_at(event, at), at,
+            rate=self.config.decay_rate, model=self.config.decay_model,
+        )
+
+    def live(self, at: datetime | None = None) -> list[Event]:
+        return [e for e in self.events if self.by_id.get(e.id) is e and self.status(e, at) == "live"]
+
+    def chain(self, event_id: str) -> list[Event]:
+        """Every entry connected to `event_id` by supersession, oldest first."""
+        seen: set[str] = set()
+        todo = [event_id]
+        while todo:
+            node = todo.pop()
+            if node in seen or node not in self.by_id:
+                continue
+            seen.add(node)
+            if node in self.supersedes:
+                todo.append(self.supersedes[node])
+            todo.extend(self.superseded_by.get(node, ()))
+        return sorted((self.by_id[i] for i in seen), key=sort_key)
+
+    def to_dict(self, event: Event, at: datetime | None = None) -> dict[str, Any]:
+        """The JSON shape of an entry as seen at `at` (now when None)."""
+        when = at or datetime.now(UTC)
+        return {
+            "id": event.id,
+            "type": event.type,
+            "kind": event.kind,
+            "timestamp": iso(event.timestamp),
+            "title": event.title,
+            "content": event.content,
+            "confidence": float(f"{self.confidence(event, when):.6g}"),
+            "confidence_0": event.confidence0,
+            "importance": event.importance,
+            "supersedes": self.supersedes.get(event.id),
+            "supersedes_ref": event.supersedes,
+            "superseded_by": self.superseder_at(event, at),
+            "status": self.status(event, at),
+            "tags": list(event.tags),
+            "links": list(event.links),
+            "source": event.source,
+            "scope": event.scope,
+            "expires": iso(event.expires),
+            "file": event.file,
+            "line": event.line,
+            "end_line": event.end_line,
+            "category": event.category,
+            "updated": iso(event.updated),
+            "previous": event.previous,
+            "sources": list(event.sources),
+            "reconfirms": list(self.reconfirms_of.get(event.id, ())) if event.reconfirms else [],
+            "reconfirms_ref": list(event.reconfirms),
+            "reconfirmed_by": self.reconfirmers_at(event, when),
+        }
+
+    def reconfirmers_at(self, event: Event, at: datetime) -> list[str]:
+        """Ids of the entries that reconfirm `event` by `at` (they reset its decay)."""
+        return [rid for rid in self.reconfirmed_by.get(event.id, ())
+                if (ts := self.by_id[rid].timestamp) is None or ts <= at]

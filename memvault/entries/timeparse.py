@@ -1,0 +1,110 @@
+"""Times as people type them: ISO dates and times, `yesterday 9am`, `3 days ago`.
+
+A time without a zone means the vault's zone. A plain date means the start of that day for
+`since`-like options and the end of it for `until`/`as of` ones (`day_end=True`).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, time, timedelta, tzinfo
+
+from memvault.errors import InputError
+
+AGO_RE = re.compile(
+    r"^(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>s|sec|secs|seconds?|m|min|mins|minutes?|h|hrs?|hours?|"
+    r"d|days?|w|wks?|weeks?|months?|y|years?)\s+ago$"
+)
+DAYS_AGO_AT_RE = re.compile(r"^(?P<n>\d+)\s*(?P<unit>d|days?|w|wks?|weeks?)\s+ago\s+(?:at\s+)?(?P<clock>.+)$")
+CLOCK_RE = re.compile(r"^(?P<h>\d{1,2})(?::(?P<m>\d{2}))?(?::(?P<s>\d{2}))?\s*(?P<ampm>am|pm)?$")
+UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "mo": 30 * 86400, "y": 365 * 86400}
+DAY_WORDS = {"today": 0, "yesterday": -1, "tomorrow": 1}
+
+
+def _unit(word: str) -> int:
+    if word.startswith("mo"):
+        return UNIT_SECONDS["mo"]
+    if word in ("m", "min", "mins") or word.startswith("minute"):
+        return UNIT_SECONDS["m"]
+    return UNIT_SECONDS[word[0]]
+
+
+def parse_clock(text: str) -> time | None:
+    text = text.strip().lower()
+    if text == "noon":
+        return time(12)
+    if text == "midnight":
+        return time(0)
+    m = CLOCK_RE.match(text)
+    if not m:
+        return None
+    hour, minute, second = int(m["h"]), int(m["m"] or 0), int(m["s"] or 0)
+    if m["ampm"]:
+        if not 1 <= hour <= 12:
+            return None
+        hour = hour % 12 + (12 if m["ampm"] == "pm" else 0)
+    elif m["m"] is None:
+        return None  # a bare number is not a time
+    if hour > 23 or minute > 59 or second > 59:
+        return None
+    return time(hour, minute, second)
+
+
+def parse_time(text: str, tz: tzinfo, now: datetime | None = None, *, day_end: bool = False) -> datetime:
+    """Parse `text` into an aware datetime; raise InputError naming what is accepted."""
+    raw = text
+    text = " ".join(text.strip().lower().split())
+    now = (now or datetime.now(tz)).astimezone(tz)
+    if not text:
+        raise InputError("empty time")
+    if text == "now":
+        return now
+    m = AGO_RE.match(text)
+    if m:
+        return now - timedelta(seconds=float(m["n"]) * _unit(m["unit"]))
+    m = DAYS_AGO_AT_RE.match(text)
+    if m:  # "3 days ago 14:30": a time of day on that calendar day, like "yesterday 9am"
+        clock = parse_clock(m["clock"])
+        if clock is None:
+            raise InputError(f"cannot read the time of day in {raw!r}")
+        days = int(m["n"]) * (7 if m["unit"].startswith("w") else 1)
+        return datetime.combine(now.date() - timedelta(days=days), clock, tz)
+    word, _, rest = text.partition(" ")
+    if word in DAY_WORDS:
+        day = now.date() + timedelta(days=DAY_WORDS[word])
+        if not rest:
+            return _day_edge(day, tz, day_end)
+        clock = parse_clock(rest)
+        if clock is None:
+            raise InputError(f"cannot read the time of day in {raw!r}")
+        return datetime.combine(day, clock, tz)
+    clock = parse_clock(text)
+    if clock is not None:
+        return datetime.combine(now.date(), clock, tz)
+    iso = _parse_iso(text, tz, day_end)
+    if iso is not None:
+        return iso
+    raise InputError(
+        f"cannot read the time {raw!r}; use an ISO date or time (2026-02-21, 2026-02-21 09:15, "
+        "2026-02-21T09:15+01:00), 'now', 'yesterday 9am', '3 days ago', '3 days ago 14:30' or '14:30'"
+    )
+
+
+def _day_edge(day: date, tz: tzinfo, day_end: bool) -> datetime:
+    if day_end:
+        return datetime.combine(day + timedelta(days=1), time(0), tz) - timedelta(microseconds=1)
+    return datetime.combine(day, time(0), tz)
+
+
+def _parse_iso(text: str, tz: tzinfo, day_end: bool) -> datetime | None:
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        try:
+            return _day_edge(date.fromisoformat(text), tz, day_end)
+        except ValueError:
+            return None
+    candidate = text.upper().replace(" ", "T", 1)
+    try:
+        parsed = datetime.fromisoformat(candidate)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=tz)

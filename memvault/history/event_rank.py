@@ -1,0 +1,29 @@
+"""QUERY for event-time `asof T QUERY`: search's index, with status and scores at T.
+
+Ranking is search's own (memvault/rank.py): BM25 relevance with importance, recency and
+confidence, every part computed at T, so entries newer than T drop out and confidence is
+decayed to T. The index holds today's entries; search judges each candidate's status at T.
+Recorded time cannot use the index (it knows only today's files): see asof_search.py.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from memvault.entries.model import Event
+from memvault.history.recorded_search import parts
+
+if TYPE_CHECKING:
+    from memvault.parsed import ParsedVault
+
+
+def rank_with_index(vault: ParsedVault, query: str, at: datetime, limit: int) -> list[tuple[Event, dict[str, Any]]]:
+    """Event time: search's index, with status and scores at `at` (no access is recorded)."""
+    from memvault.search.index import open_index
+
+    timeline = vault.timeline
+    with open_index(vault) as index:
+        index.refresh()
+        hits = index.search(query, limit=limit, at=at, record_access=False)
+    return [(timeline.by_id[h.id], parts(h)) for h in hits if h.id in timeline.by_id]

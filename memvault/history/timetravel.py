@@ -1,0 +1,589 @@
+"""Time travel: what was believed as of T, what changed since T, what superseded what.
+
+Two clocks (docs/time-travel.md):
+
+- event time: the entries as they are now, judged at T by `Timeline.status` (written by T,
+  not superseded by an entry written by T, not expired), confidence decayed to T;
+- recorded time: the vault's Markdown in the last first-parent commit whose committer
+  date is <= T, parsed, with supersession among the entries present in that commit, and
+  the same rule applied at T.
+
+`History(vault)` answers both and returns the dicts the CLI prints as JSON. Times are
+compared in UTC.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import UTC, datetime, tzinfo
+from typing import TYPE_CHECKING, Any
+
+from memvault.entries.model import Event
+from memvault.entries.render import iso
+from memvault.entries.spans import SpanIndex
+from memvault.errors import GitError, InputError, NotFoundError
+from memvault.history.gitrepo import PACK_LOOSE_DEFAULT, Commit, GitRepo
+from memvault.history.snapshot import Snapshot, SnapshotLoader, entry_text
+from memvault.history.timelines import no_gc
+
+if TYPE_CHECKING:
+    from memvault.history.live_columns import RecordedIndex
+    from memvault.parsed import ParsedVault
+
+def _no_gc(method: Any) -> Any:
+    """Queries allocate many short-lived objects and no cycles; with ~1M cached objects
+    alive, a cyclic collection in the middle of one costs more than the query (measured:
+    p95 halved). Collection resumes when the query returns."""
+
+    @functools.wraps(method)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with no_gc():
+            return method(*args, **kwargs)
+
+    return run
+
+
+HISTORY_DEFAULTS: dict[str, Any] = {"pack_loose": PACK_LOOSE_DEFAULT, "snapshots": 4, "precompute": True}
+_UNSET: Any = object()
+
+
+# what can only be meant as a git revision: HEAD~3, main^, a commit id
+REVISION_RE = re.compile(r"^(?:HEAD|@|[0-9a-f]{7,40}|[\w./-]+(?=[~^]))(?:[~^]\d*)*$")
+
+
+@dataclass(frozen=True, slots=True)
+class TimePoint:
+    """A moment to look at: a time, and the commit when a git revision named one."""
+
+    at: datetime  # in UTC
+    commit: Commit | None = None
+    text: str = ""
+    tz: tzinfo = UTC  # the vault's zone, for output
+
+    def describe(self) -> dict[str, Any]:
+        return {"time": iso(self.at.astimezone(self.tz)), "given": self.text,
+                "commit": self.commit.sha if self.commit else None}
+
+
+class History:
+    """Time-travel queries over one vault (both clocks); caches live as long as the object."""
+
+    def __init__(self, vault: ParsedVault):
+        self.vault = vault
+        self.config = vault.config
+        self.settings = vault.config.section("history", HISTORY_DEFAULTS)
+        self._repo: GitRepo | None = _UNSET
+        self._loader: SnapshotLoader | None = None
+        self._snapshots: OrderedDict[str, Snapshot] = OrderedDict()
+        self._packed = False
+        self._spans: SpanIndex | None = None
+        self._event_queries = 0
+        self._search: Any = None
+        self._index: Any = _UNSET
+        self._stored: Any = _UNSET
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    @property
+    def repo(self) -> GitRepo | None:
+        if self._repo is _UNSET:
+            self._repo = GitRepo.find(self.vault.root)
+        return self._repo
+
+    def require_repo(self) -> GitRepo:
+        repo = self.repo
+        if repo is None:
+            GitRepo.require(self.vault.root)  # raises the error that names the vault
+        assert repo is not None
+        if not self._packed:
+            self._packed = True
+            repo.maybe_pack(int(self.settings.get("pack_loose", PACK_LOOSE_DEFAULT)))
+        return repo
+
+    @property
+    def loader(self) -> SnapshotLoader:
+        if self._loader is None:
+            self._loader = SnapshotLoader(self.vault.root, self.config, self.repo)
+        return self._loader
+
+    def close(self) -> None:
+        if self._loader is not None:
+            self._loader.close()
+        elif self._repo not in (None, _UNSET):
+            self._repo.close()  # type: ignore[union-attr]
+
+    def point(self, when: datetime | str | TimePoint, *, day_end: bool = True) -> TimePoint:
+        """Read a time: ISO (vault zone if none), plain date (end of day), `yesterday`,
+        `3 days ago`, or a git revision (`HEAD~3`, a commit id, a tag)."""
+        if isinstance(when, TimePoint):
+            return when
+        if isinstance(when, datetime):
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=self.config.tz)
+            return TimePoint(when.astimezone(UTC), None, when.isoformat(), self.config.tz)
+        from memvault.entries.timeparse import parse_time
+
+        try:
+            return TimePoint(parse_time(when, self.config.tz, day_end=day_end).astimezone(UTC), None, when, self.config.tz)
+        except InputError as exc:
+            repo = self.repo
+            commit = repo.resolve(when.strip()) if repo is not None else None
+            if commit is None and repo is not None and REVISION_RE.match(when.strip()):
+                raise InputError(f"{when.strip()!r} is not a revision in this repository (nor a time)") from None
+            if commit is None:
+                hint = "" if repo is not None else " (git revisions need the vault to be a git repository)"
+                raise InputError(f"{exc}; or a git revision such as HEAD~3, a commit id or a tag{hint}") from None
+            return TimePoint(commit.date, commit, when, self.config.tz)
+
+    def commit_at(self, point: TimePoint) -> Commit | None:
+        """The commit recorded time reads at `point`; None before the first commit."""
+        repo = self.require_repo()
+        if point.commit is not None:
+            return point.commit
+        commits = repo.commits()
+        found = commits.at(point.at)
+        if repo.shallow and commits.commits and (found is None or found is commits.commits[0]):
+            self._check_shallow(repo, commits.commits[0], point)
+        return found
+
+    def _check_shallow(self, repo: GitRepo, oldest: Commit, point: TimePoint) -> None:
+        grafted = repo.run("rev-parse", "--git-path", "shallow").strip()
+        try:
+            from pathlib import Path
+
+            path = Path(grafted)
+            boundary = set((path if path.is_absolute() else repo.root / path).read_text().split())
+        except OSError:
+            return
+        if oldest.sha in boundary and point.at < oldest.date:
+            raise GitError(
+                f"this is a shallow clone: its history starts at {iso(oldest.date.astimezone(self.config.tz))}, after "
+                f"{iso(point.at.astimezone(self.config.tz))}; run `git fetch --unshallow` to look further back"
+            )
+
+    def snapshot(self, commit: Commit) -> Snapshot:
+        snap = self._snapshots.get(commit.sha)
+        if snap is None:
+            snap = self.loader.at(commit)
+            self._snapshots[commit.sha] = snap
+            while len(self._snapshots) > max(1, int(self.settings.get("snapshots", 4))):
+                self._snapshots.popitem(last=False)
+        else:
+            self._snapshots.move_to_end(commit.sha)
+        return snap
+
+    def snapshot_at(self, point: TimePoint) -> Snapshot | None:
+        commit = self.commit_at(point)
+        return self.snapshot(commit) if commit is not None else None
+
+    @property
+    def recorded_index(self) -> RecordedIndex | None:
+        """Recorded time's precomputed answers for HEAD's first-parent chain (loaded, or
+        built by one sweep of the history on first use); None when turned off
+        (`[history] precompute = false`) or when history cannot be swept."""
+        if self._index is _UNSET:
+            self._index = None
+            if self.settings.get("precompute", True):
+                from memvault.history.store import RecordedStore
+
+                self._index = RecordedStore(self.loader, self.require_repo(), self.config).open()
+        return self._index
+
+    def _recorded_live(self, point: TimePoint, limit: int | None) -> list[dict[str, Any]] | None:
+        """`asof --recorded` without QUERY from the precomputed index; None to fall back
+        (no index, a revision off the first-parent chain, a stale index)."""
+        from memvault.history.live_columns import StaleIndex
+
+        index = self.recorded_index  # first: it knows the commit list, sparing a `git log`
+        commit = self.commit_at(point)
+        if commit is None:
+            return []
+        c = index.position(commit.sha) if index is not None else None
+        if index is None or c is None:
+            return None
+        live = index.live(c, point.at)
+        try:
+            timeline, events = index.answer(c, live[:limit] if limit else live)
+        except StaleIndex:
+            self._index = None
+            return None
+        return [timeline.to_dict(e, point.at) for e in events]
+
+    def _event_live(self, at: datetime) -> list[Event]:
+        """Entries live at `at` by event time. One query scans the timeline; from the second
+        one on, the span index (built once, ~5 µs per entry) answers in a bisect."""
+        self._event_queries += 1
+        if self._spans is None and self._event_queries < 2:
+            return self.vault.timeline.live(at)
+        return self.spans.live(at)
+
+    @property
+    def spans(self) -> SpanIndex:
+        """Event time's live intervals over the current entries, built once per session."""
+        if self._spans is None:
+            self._spans = SpanIndex(self.vault.timeline)
+        return self._spans
+
+    # -- asof ------------------------------------------------------------------------------
+
+    @_no_gc
+    def as_of(
+        self, when: datetime | str | TimePoint, query: str | None = None, *,
+        recorded: bool = False, limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """The live entries as of `when`; with `query`, those matching it, ranked at `when`."""
+        point = self.point(when)
+        if query is None or not query.strip():
+            if not recorded:
+                live, timeline = self._event_live(point.at), self.vault.timeline
+            else:
+                fast = self._recorded_live(point, limit)
+                if fast is not None:
+                    return fast
+                snap = self.snapshot_at(point)
+                if snap is None:
+                    return []
+                live, timeline = snap.timeline.live(point.at), snap.timeline
+            chosen = live[:limit] if limit else live
+            return [timeline.to_dict(e, point.at) for e in chosen]
+        from memvault.history import event_rank as asof_rank
+
+        if recorded:
+            from memvault.history.live_columns import StaleIndex
+
+            commit = self.commit_at(point)
+            if commit is None:
+                return []
+            try:
+                timeline, ranked = self._search_state(commit, query, point.at, limit or 10)
+            except StaleIndex:  # the parse cache disagrees with the index: answer without it
+                self._index = self._stored = None
+                timeline, ranked = self._search_state(commit, query, point.at, limit or 10)
+        else:
+            timeline = self.vault.timeline
+            ranked = asof_rank.rank_with_index(self.vault, query, point.at, limit or 10)
+        return [timeline.to_dict(ev, point.at) | parts for ev, parts in ranked]
+
+    def _search_state(self, commit: Commit, query: str, at: datetime, limit: int) -> tuple[Any, list[tuple[Event, dict[str, Any]]]]:
+        """Recorded QUERY: the commit's entries scored as search scores them, ranked on a
+        timeline cut down to the candidates (from the index) or the commit's whole one."""
+        from memvault.history.recorded_search import StateSearch, parts
+        from memvault.search.rank import Weights
+
+        index = self.recorded_index
+        c = index.position(commit.sha) if index is not None else None
+        if index is not None and c is not None:
+            present = index.present(c)
+            search = self._stored_search(index)
+            keys = [(path, index.keys[vid][1]) for path, vid in present.items()]
+            if search is not None:
+                state: list[tuple[tuple[str, str], list[Event] | None]] = [(key, None) for key in keys]
+            else:
+                parsed = self.loader.events_of(keys)
+                state = [(key, parsed[key]) for key in keys]
+
+            def timeline_of(events: list[Event]) -> Any:
+                occs = [index.occurrence(present[ev.file], ev) for ev in events]
+                return index.timeline_for(c, occs, chains=True)[0]
+        else:
+            snap = self.snapshot(commit)
+            state = [((v.path, v.blob), v.events) for v in snap.files.values()]
+            search = None
+
+            def timeline_of(events: list[Event]) -> Any:
+                return snap.timeline
+        if search is None:
+            if self._search is None:
+                self._search = StateSearch(Weights.from_config(self.config))
+            search = self._search
+        hits, tl = search.rank_with(state, query, timeline_of, at, limit)
+        return tl, [(tl.by_id[h.id], parts(h)) for h in hits]  # type: ignore[union-attr]
+
+    def _stored_search(self, index: RecordedIndex) -> Any:
+        """Recorded QUERY's postings from disk (asof_postings), analysing the versions not
+        stored yet; None when the cache cannot be written (the in-memory search is used)."""
+        if self._stored is _UNSET:
+            self._stored = None
+            db = self.loader.cache.connection()
+            if db is not None:
+                import sqlite3
+
+                from memvault.history.postings import PostingStore, StoredSearch, store_fingerprint
+                from memvault.search.rank import Weights
+
+                weights = Weights.from_config(self.config)
+                try:
+                    store = PostingStore(db, store_fingerprint(self.loader.cache.fingerprint(), weights),
+                                         self.loader.cache.heal)
+                    store.ensure(index, weights)
+                except sqlite3.Error as exc:
+                    self.loader.cache.heal(exc)  # damaged: deleted; this query is answered without it
+                    return None
+                if store.covered != len(index.keys):  # lost every race to other writers
+                    return None
+                self._stored = StoredSearch(weights, store, index)
+        return self._stored
+
+    # -- changes ---------------------------------------------------------------------------
+
+    @_no_gc
+    def changes(self, since: datetime | str | TimePoint, until: datetime | str | TimePoint | None = None) -> dict[str, Any]:
+        """New and newly superseded entries after `since` (event time), and entries edited or
+        deleted between the commits at `since` and `until` (or the working tree)."""
+        p1 = self.point(since, day_end=False)  # like list --since: a plain date is its start
+        p2 = self.point(until) if until is not None else None
+        t1, t2 = p1.at, (p2.at if p2 else None)
+        tl = self.vault.timeline
+        firsts = [e for e in tl.events if tl.by_id.get(e.id) is e]
+        new = [e for e in firsts if e.timestamp is not None and e.timestamp > t1 and (t2 is None or e.timestamp <= t2)]
+        superseded = [e for e in firsts if tl.superseder_at(e, t1) is None and tl.superseder_at(e, t2) is not None]
+        out: dict[str, Any] = {
+            "since": p1.describe(),
+            "until": p2.describe() if p2 else None,
+            "new": [tl.to_dict(e, t2) for e in new],
+            "superseded": [tl.to_dict(e, t2) for e in superseded],
+            "edited": [],
+            "deleted": [],
+            "backfilled": [],
+            "warnings": [],
+        }
+        if self.repo is None:
+            out["warnings"].append(
+                f"{self.vault.root} is not a git repository: edited and deleted entries need git history")
+            return out
+        old = self.snapshot_at(p1)
+        newer = self.snapshot_at(p2) if p2 is not None else self.loader.worktree(self.vault.files, tl)
+        out["from_commit"] = old.commit.sha if old and old.commit else None
+        out["to_commit"] = newer.commit.sha if newer and newer.commit else None
+        edited, deleted, added = compare(old, newer)
+        out["edited"] = [_edited(old, newer, a, b, t2) for a, b in edited]  # type: ignore[arg-type]
+        out["deleted"] = [old.timeline.to_dict(e, t1) | {"text": old.entry_text(e)} for e in deleted]  # type: ignore[union-attr]
+        if newer is not None:
+            out["backfilled"] = [
+                newer.timeline.to_dict(e, t2) for e in added if e.timestamp is not None and e.timestamp <= t1]
+        return out
+
+    # -- diff ------------------------------------------------------------------------------
+
+    @_no_gc
+    def diff(self, first: datetime | str | TimePoint, second: datetime | str | TimePoint) -> dict[str, Any]:
+        """Live entries that appeared, changed or went away between two recorded times,
+        grouped per MEMORY.md section and per daily log."""
+        p1, p2 = self.point(first), self.point(second)
+        s1, s2 = self.snapshot_at(p1), self.snapshot_at(p2)
+        live1 = {e.id: e for e in s1.timeline.live(p1.at)} if s1 else {}
+        live2 = {e.id: e for e in s2.timeline.live(p2.at)} if s2 else {}
+        groups: dict[tuple[str, str | None], dict[str, Any]] = {}
+
+        def group(ev: Event) -> dict[str, Any]:
+            section = (ev.category or "") if ev.kind == "curated" else None
+            key = (ev.file, section)
+            if key not in groups:
+                groups[key] = {"file": ev.file, "section": section, "appeared": [], "changed": [], "gone": []}
+            return groups[key]
+
+        for eid, ev in live2.items():
+            if eid not in live1:
+                present_before = s1 is not None and eid in s1.timeline.by_id
+                item = s2.timeline.to_dict(ev, p2.at) | {"reason": "became live" if present_before else "added"}  # type: ignore[union-attr]
+                group(ev)["appeared"].append(item)
+            else:
+                a, b = s1.entry_text(live1[eid]), s2.entry_text(ev)  # type: ignore[union-attr]
+                if a != b:
+                    group(ev)["changed"].append(s2.timeline.to_dict(ev, p2.at) | {"old": a, "new": b})  # type: ignore[union-attr]
+        for eid, ev in live1.items():
+            if eid in live2:
+                continue
+            item = s1.timeline.to_dict(ev, p1.at)  # type: ignore[union-attr]
+            item.update(_gone_reason(eid, s2, p2.at))
+            group(ev)["gone"].append(item)
+        ordered = sorted(groups.values(), key=lambda g: (g["file"] != "MEMORY.md", g["file"], g["section"] or ""))
+        counts = {k: sum(len(g[k]) for g in ordered) for k in ("appeared", "changed", "gone")}
+        return {"from": _where(p1, s1), "to": _where(p2, s2), "groups": ordered, "counts": counts}
+
+    # -- history ---------------------------------------------------------------------------
+
+    def history(self, event_id: str) -> dict[str, Any]:
+        """The supersession chain `event_id` belongs to (oldest first) and, from git, the
+        commits that changed each entry's text."""
+        tl = self.vault.timeline
+        try:
+            event = self.vault.get(event_id)
+        except NotFoundError:
+            return self._history_of_gone(event_id)
+        chain = tl.chain(event.id)
+        repo = self.repo
+        links = []
+        for ev in chain:
+            item = tl.to_dict(ev)
+            item["superseded_by_all"] = list(tl.superseded_by.get(ev.id, ()))
+            item["commits"] = self.revisions(ev.id, ev.file) if repo is not None else []
+            links.append(item)
+        own = next(item for item in links if item["id"] == event.id)
+        out: dict[str, Any] = {
+            "id": event.id,
+            "status": own["status"],
+            "superseded_by": own["superseded_by"],
+            "chain": links,
+            "commits": own["commits"],
+            "warnings": [],
+        }
+        if repo is None:
+            out["warnings"].append(f"{self.vault.root} is not a git repository: no commit history")
+        elif repo.shallow:
+            out["warnings"].append("shallow clone: commits before its first one are not shown")
+        return out
+
+    def revisions(self, event_id: str, file: str) -> list[dict[str, Any]]:
+        """Commits (first parent, oldest first) where the entry's text changed, plus the
+        working tree when it differs from the last commit."""
+        repo = self.require_repo()
+        state: dict[str, str] = {}
+        out: list[dict[str, Any]] = []
+        previous: tuple[str, str] | None = None  # (file, text)
+        for commit, touched in repo.file_log(_pathspecs(file)):
+            for path, blob in touched.items():
+                if blob is None:
+                    state.pop(path, None)
+                else:
+                    state[path] = blob
+            current = _find(event_id, self.loader.versions(state), self.loader.text)
+            _note_change(out, previous, current, commit, self.config.tz)
+            previous = current
+        on_disk = self.loader.worktree_files(sorted(set(state) | {file}))
+        current = _find(event_id, on_disk, self.loader.text)
+        _note_change(out, previous, current, None, self.config.tz)
+        return out
+
+    def _history_of_gone(self, event_id: str) -> dict[str, Any]:
+        """An id no current entry has: look for it in git history (a deleted entry)."""
+        repo = self.repo
+        if repo is None:
+            raise NotFoundError(f"no entry with id {event_id!r} (and no git history to look in)")
+        commits: list[dict[str, Any]] = []
+        for path in _files_for_id(repo, event_id):
+            commits = self.revisions(event_id, path)
+            if commits:
+                break
+        if not commits:
+            raise NotFoundError(f"no entry with id {event_id!r}, now or in the git history")
+        chain: list[dict[str, Any]] = []
+        seen = next((c for c in reversed(commits) if c["new"] is not None and c["commit"]), None)
+        if seen is not None:
+            found = repo.resolve(seen["commit"])
+            tl = self.snapshot(found).timeline if found else None
+            if tl is not None and event_id in tl.by_id:
+                chain = [tl.to_dict(e) | {"superseded_by_all": list(tl.superseded_by.get(e.id, ()))}
+                         for e in tl.chain(event_id)]
+        return {
+            "id": event_id, "status": "deleted", "superseded_by": None, "chain": chain,
+            "commits": commits,
+            "warnings": ["this entry is not in the vault any more; the chain is as it was when last seen"],
+        }
+
+
+# -- pure helpers --------------------------------------------------------------------------
+
+
+def compare(old: Snapshot | None, new: Snapshot | None) -> tuple[list[tuple[Event, Event]], list[Event], list[Event]]:
+    """Entries (by id, first occurrence) edited, deleted and added from `old` to `new`."""
+    a = old.timeline.by_id if old else {}
+    b = new.timeline.by_id if new else {}
+    edited = []
+    for eid, ev in a.items():
+        other = b.get(eid)
+        if other is None or _same_bytes(old, new, ev, other):
+            continue
+        if old.entry_text(ev) != new.entry_text(other):  # type: ignore[union-attr]
+            edited.append((ev, other))
+    deleted = [ev for eid, ev in a.items() if eid not in b]
+    added = [ev for eid, ev in b.items() if eid not in a]
+    key = _order
+    return sorted(edited, key=lambda p: key(p[1])), sorted(deleted, key=key), sorted(added, key=key)
+
+
+def _same_bytes(old: Snapshot | None, new: Snapshot | None, a: Event, b: Event) -> bool:
+    """Both in one file whose bytes did not change: the entry's text cannot have changed."""
+    if old is None or new is None or a.file != b.file or a.line != b.line:
+        return False
+    va, vb = old.files.get(a.file), new.files.get(b.file)
+    return va is not None and vb is not None and va.blob == vb.blob
+
+
+def _order(ev: Event) -> tuple[str, str, int]:
+    return (iso(ev.timestamp) or "", ev.file, ev.line)
+
+
+def _edited(old: Snapshot, new: Snapshot, a: Event, b: Event, at: datetime | None) -> dict[str, Any]:
+    item = new.timeline.to_dict(b, at)
+    item.update({"old": old.entry_text(a), "new": new.entry_text(b), "old_file": a.file, "old_line": a.line})
+    return item
+
+
+def _gone_reason(eid: str, snap: Snapshot | None, at: datetime) -> dict[str, Any]:
+    if snap is None or eid not in snap.timeline.by_id:
+        return {"reason": "deleted", "superseded_by": None}
+    tl = snap.timeline
+    ev = tl.by_id[eid]
+    status = tl.status(ev, at)
+    return {"reason": status, "superseded_by": tl.superseder_at(ev, at)}
+
+
+def _where(point: TimePoint, snap: Snapshot | None) -> dict[str, Any]:
+    out = point.describe()
+    out["commit"] = snap.commit.sha if snap and snap.commit else None
+    return out
+
+
+def _pathspecs(file: str) -> list[str]:
+    """The entry's file and any daily log of the same date elsewhere (files get moved)."""
+    name = file.rsplit("/", 1)[-1]
+    if file == "MEMORY.md" or not file.startswith("memory/"):
+        return [file]
+    return [file, f":(glob)memory/**/{name}"]
+
+
+def _find(event_id: str, versions: dict[str, Any], text_of: Any) -> tuple[str, str] | None:
+    """(file, entry text) of the first entry with `event_id` among file versions."""
+    for path in sorted(versions):
+        for ev in versions[path].events:
+            if ev.id == event_id:
+                return path, entry_text(text_of(versions[path]), ev)
+    return None
+
+
+def _note_change(out: list[dict[str, Any]], before: tuple[str, str] | None, after: tuple[str, str] | None,
+                 commit: Commit | None, tz: tzinfo) -> None:
+    if before == after:
+        return
+    if before is None:
+        change = "added"
+    elif after is None:
+        change = "deleted"
+    elif before[1] == after[1]:
+        change = "moved"
+    else:
+        change = "edited"
+    out.append({
+        "commit": commit.sha if commit else None,
+        "date": iso(commit.date.astimezone(tz)) if commit else None,
+        "change": change if commit else f"{change} (uncommitted)",
+        "file": (after or before)[0],  # type: ignore[index]
+        "old": before[1] if before else None,
+        "new": after[1] if after else None,
+    })
+
+
+def _files_for_id(repo: GitRepo, event_id: str) -> list[str]:
+    """Where a deleted entry may have lived: its date's log, else files whose text had the id."""
+    import re
+
+    m = re.match(r"^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}(?:-\d+)?$", event_id)
+    if m:
+        return [f"memory/{m[1]}.md"]
+    out = repo.run("log", "--first-parent", "-m", "--format=", "--name-only", f"-S{event_id}", "HEAD", "--", "MEMORY.md", "memory", check=False)
+    names = [repo._relative(n) for n in out.split("\n") if n.strip()]
+    return list(dict.fromkeys(names))

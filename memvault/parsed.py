@@ -1,0 +1,241 @@
+"""The vault's files parsed: a directory of Markdown under git, and the events read from it.
+
+`Vault.open(path)` finds the vault and reads its config; files are parsed on first use, so
+commands that only write (e.g. `log`) stay fast.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from datetime import UTC, datetime
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Self
+
+from memvault.config.core import CONFIG_NAME, Config
+from memvault.entries.model import Event, Problem
+from memvault.entries.parse import ParsedFile, log_date, parse_log, parse_memory
+from memvault.entries.timeline import Timeline
+from memvault.errors import NotFoundError, UnsafePath, VaultNotFound
+from memvault.fsio import DERIVED_DIR, decode_text
+from memvault.layout import (
+    LOG_DIR,
+    MEMORY_FILE,
+    iter_markdown,
+    read_file,
+)
+
+__all__ = ["BIG_FILE", "ENV_VAR", "ParsedVault", "discover", "parse_path", "parse_text"]
+
+ENV_VAR = "MEMVAULT_VAULT"
+BIG_FILE = 10 * 1024 * 1024
+
+
+def discover(path: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:
+    """--vault PATH, else $MEMVAULT_VAULT, else the nearest memvault.toml above cwd."""
+    given = path or os.environ.get(ENV_VAR)
+    if given:
+        root = Path(given).expanduser().resolve()
+        if not root.is_dir():
+            raise VaultNotFound(f"vault {root} does not exist or is not a directory")
+        if not (root / CONFIG_NAME).is_file() and not (root / LOG_DIR).is_dir():
+            raise VaultNotFound(f"{root} is not a memvault vault (no {CONFIG_NAME}); run `memvault init {root}`")
+        return root
+    here = (cwd or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / CONFIG_NAME).is_file():
+            return candidate
+    raise VaultNotFound(
+        f"no vault found: pass --vault PATH, set {ENV_VAR}, or run inside a vault "
+        f"(a directory with {CONFIG_NAME}); `memvault init DIR` creates one"
+    )
+
+
+def parse_text(text: str, relpath: str, config: Config) -> ParsedFile:
+    """Parse a file's text by what it is: MEMORY.md or a daily log."""
+    if relpath == MEMORY_FILE:
+        return parse_memory(text, relpath, config)
+    return parse_log(text, relpath, config)
+
+
+def parse_path(root: Path, relpath: str, config: Config) -> ParsedFile:
+    """Read and parse one vault file; unreadable files become problems, never exceptions."""
+    try:
+        text, notes = decode_text(read_file(root, relpath))
+    except UnsafePath as exc:  # a link or not a file: never read (see layout.py)
+        return ParsedFile(relpath, "log", problems=[exc.problem])
+    except OSError as exc:
+        return ParsedFile(relpath, "log", problems=[Problem(relpath, 1, f"cannot read file: {exc.strerror}", code="MV100")])
+    parsed = parse_text(text, relpath, config)
+    parsed.problems[:0] = [Problem(relpath, line, msg, "warning", "MV102") for line, msg in notes]
+    if len(text) > BIG_FILE:
+        parsed.problems.append(Problem(relpath, 1, f"file is {len(text) // 1048576} MB; daily logs this large are slow to search", "warning", "MV103"))
+    return parsed
+
+
+def new_log_path(day_iso: str, example: str | None) -> str:
+    """Where a new daily log goes: beside the layout of `example`, an existing log's path."""
+    year, month = day_iso[:4], day_iso[5:7]
+    if example:
+        parts = example.split("/")
+        ex_year, ex_month = parts[-1][:4], parts[-1][5:7]
+        if parts[1:-1] == [ex_year, ex_month]:
+            return f"{LOG_DIR}/{year}/{month}/{day_iso}.md"
+        if parts[1:-1] == [ex_year]:
+            return f"{LOG_DIR}/{year}/{day_iso}.md"
+    return f"{LOG_DIR}/{day_iso}.md"
+
+
+def duplicate_dates(files: dict[str, ParsedFile]) -> list[Problem]:
+    seen: dict[str, str] = {}
+    out: list[Problem] = []
+    for path, parsed in files.items():
+        if parsed.kind != "log" or parsed.date is None:
+            continue
+        key = parsed.date.isoformat()
+        if key in seen:
+            out.append(Problem(path, 1, f"second daily log for {key} (first: {seen[key]})", code="MV006"))
+        else:
+            seen[key] = path
+    return out
+
+
+class ParsedVault:
+    """A memory vault on disk: its files parsed into entries and one timeline.
+
+    Parsed lazily; re-open to see later edits. Every subsystem works on this; the public
+    `memvault.Vault` adds time travel on top. `close()` (or `with`) releases what subsystems
+    opened for it (caches, git processes), registered with `on_close`.
+    """
+
+    def __init__(self, root: Path, config: Config):
+        self.root = root
+        self.config = config
+        self._closers: list[Callable[[], object]] = []
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] | None = None, *, cwd: Path | None = None) -> Self:
+        root = discover(path, cwd)
+        return cls(root, Config.load(root / CONFIG_NAME))
+
+    # -- derived state -----------------------------------------------------------------
+
+    @property
+    def derived(self) -> Path:
+        return self.root / DERIVED_DIR
+
+    @property
+    def lock_path(self) -> Path:
+        return self.derived / "write.lock"
+
+    # -- parsing -----------------------------------------------------------------------
+
+    def paths(self, skipped: list[Problem] | None = None) -> list[str]:
+        """The vault files memvault reads; what the layout rule skips goes to `skipped`."""
+        return list(iter_markdown(self.root, skipped))
+
+    @cached_property
+    def files(self) -> dict[str, ParsedFile]:
+        self._skipped: list[Problem] = []
+        return {rel: parse_path(self.root, rel, self.config) for rel in self.paths(self._skipped)}
+
+    @property
+    def skipped(self) -> list[Problem]:
+        """What the walk behind `files` did not read: links, non-files, unreadable folders."""
+        _ = self.files
+        return self._skipped
+
+    @cached_property
+    def timeline(self) -> Timeline:
+        return Timeline([e for f in self.files.values() for e in f.events], self.config)
+
+    @property
+    def events(self) -> list[Event]:
+        return self.timeline.events
+
+    @property
+    def problems(self) -> list[Problem]:
+        found = [p for f in self.files.values() for p in f.problems] + self.skipped
+        found += duplicate_dates(self.files)
+        found += self.timeline.problems
+        return sorted(found, key=lambda p: (p.path, p.line))
+
+    def log_path_for(self, day_iso: str) -> Path:
+        """The existing daily log for a date (in any subfolder), else a new one laid out like
+        the latest existing log: `memory/DATE.md`, `memory/YYYY/DATE.md` or `memory/YYYY/MM/DATE.md`."""
+        name = f"{day_iso}.md"
+        latest: tuple[str, str] | None = None
+        for rel in self.paths():
+            base = rel.rsplit("/", 1)[-1]
+            if base == name and log_date(name):
+                return self.root / rel
+            if log_date(base) and (latest is None or base > latest[0]):
+                latest = (base, rel)
+        return self.root / new_log_path(day_iso, latest[1] if latest else None)
+
+    # -- queries -----------------------------------------------------------------------
+
+    def get(self, event_id: str) -> Event:
+        tl = self.timeline
+        if event_id in tl.by_id:
+            return tl.by_id[event_id]
+        res = tl.index.resolve(event_id)
+        if res.ok:
+            return tl.by_id[res.target]  # type: ignore[index]
+        hint = f"; did you mean {', '.join(res.candidates[:5])}?" if res.candidates else ""
+        raise NotFoundError(f"no entry with id {event_id!r}{hint}")
+
+    def entries(
+        self,
+        *,
+        types: tuple[str, ...] = (),
+        since: datetime | None = None,
+        until: datetime | None = None,
+        tags: tuple[str, ...] = (),
+        include_all: bool = False,
+        at: datetime | None = None,
+    ) -> list[Event]:
+        """Entries filtered by type, time window and tag; live ones (as of `at`, default now)
+        unless `include_all`."""
+        when = at or self.now()
+        tl = self.timeline
+        wanted_types = {t.lower() for t in types}
+        wanted_tags = {t.lower().lstrip("#") for t in tags}
+        out = []
+        for ev in tl.events:
+            if wanted_types and ev.type not in wanted_types:
+                continue
+            if wanted_tags and not wanted_tags & set(ev.tags):
+                continue
+            if since is not None and (ev.timestamp is None or ev.timestamp < since):
+                continue
+            if until is not None and (ev.timestamp is None or ev.timestamp > until):
+                continue
+            if not include_all and tl.status(ev, when) != "live":
+                continue
+            out.append(ev)
+        return out
+
+    def as_dict(self, event: Event, at: datetime | None = None) -> dict[str, Any]:
+        """The entry's JSON shape as of `at` (default now: a future-dated entry is `future`)."""
+        return self.timeline.to_dict(event, at or self.now())
+
+    def now(self) -> datetime:
+        return datetime.now(UTC).astimezone(self.config.tz)
+
+    # -- resources ---------------------------------------------------------------------
+
+    def on_close(self, closer: Callable[[], object]) -> None:
+        """Have `close()` call `closer` (last registered, first closed)."""
+        self._closers.append(closer)
+
+    def close(self) -> None:
+        while self._closers:
+            self._closers.pop()()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,94 @@
+"""Reading a memory counts: access counts and last-access times, kept as derived state.
+
+Search records which entries it returned; curate and ranking read the counts. This lives in
+`.memvault/access.sqlite`, never in the Markdown, and losing it only forgets the counts: a
+damaged file is deleted and started anew (derived_db), never a failing search.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memvault import derived_db
+from memvault.fsio import DERIVED_DIR
+from memvault.sqlutil import in_chunks
+
+FILE = "access.sqlite"
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    count: int
+    last_accessed: datetime
+
+
+def _setup(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS access (id TEXT PRIMARY KEY, count INTEGER NOT NULL, last REAL NOT NULL)"
+    )
+
+
+def _connect(root: Path) -> sqlite3.Connection:
+    return derived_db.connect(Path(root) / DERIVED_DIR / FILE, _setup, what="the access counts", timeout=10)
+
+
+def record(root: Path, ids: Iterable[str], at: datetime | None = None) -> None:
+    """Count one access for each id, at `at` (now by default)."""
+    stamp = (at or datetime.now(UTC)).timestamp()
+    rows = [(i, stamp) for i in dict.fromkeys(ids)]
+    if not rows:
+        return
+    try:
+        _record(root, rows)
+    except sqlite3.DatabaseError as exc:
+        if not derived_db.is_damage(exc):
+            raise
+        derived_db.discard(Path(root) / DERIVED_DIR / FILE, str(exc), "the access counts")
+        _record(root, rows)
+
+
+def _record(root: Path, rows: list[tuple[str, float]]) -> None:
+    conn = _connect(root)
+    try:
+        with conn:
+            conn.executemany(
+                "INSERT INTO access (id, count, last) VALUES (?, 1, ?) "
+                "ON CONFLICT(id) DO UPDATE SET count = count + 1, last = max(last, excluded.last)",
+                rows,
+            )
+    finally:
+        conn.close()
+
+
+def stats(root: Path, ids: Iterable[str] | None = None) -> dict[str, Access]:
+    """Access counts by id (all ids, or just `ids`)."""
+    if not (Path(root) / DERIVED_DIR / FILE).exists():
+        return {}
+    try:
+        rows = _rows(root, ids)
+    except sqlite3.DatabaseError as exc:
+        if not derived_db.is_damage(exc):
+            raise
+        derived_db.discard(Path(root) / DERIVED_DIR / FILE, str(exc), "the access counts")
+        return {}
+    return {i: Access(c, datetime.fromtimestamp(t, UTC)) for i, c, t in rows}
+
+
+def _rows(root: Path, ids: Iterable[str] | None) -> list[tuple[str, int, float]]:
+    conn = _connect(root)
+    try:
+        if ids is None:
+            return conn.execute("SELECT id, count, last FROM access").fetchall()
+        wanted = list(dict.fromkeys(ids))
+        rows = []
+        for chunk, marks in in_chunks(wanted):
+            rows += conn.execute(f"SELECT id, count, last FROM access WHERE id IN ({marks})", chunk).fetchall()
+        return rows
+    finally:
+        conn.close()
+

@@ -1,0 +1,49 @@
+"""The search index: a derived, rebuildable full-text index over the vault's events.
+
+    from memvault.search.index import open_index
+    with open_index(vault) as index:        # backend: argument, [index] backend, "sqlite"
+        index.update()                      # reconcile with the files (incremental)
+        hits = index.search("weekly updates", limit=5)
+
+Backends: `sqlite` (FTS5, default; `memvault/index/sqlite.py`) and `whoosh` (optional extra
+`memvault[whoosh]`; `memvault/index/whoosh_backend.py`). See docs/search.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memvault.search.index.core import BACKENDS, Index, resolve_backend
+from memvault.search.index.engine import FileState, IndexStatus, UpdateReport
+from memvault.search.rank import Hit
+
+
+def open_index(vault, backend: str | None = None) -> Index:
+    """The vault's index with `backend` (else `[index] backend` in memvault.toml, else sqlite)."""
+    return Index(vault, backend)
+
+
+def search_vault(vault, query: str, *, backend: str | None = None, refresh: bool = True,
+                 **options: Any) -> list[Hit]:
+    """Search with an index brought up to date first (what `memvault search` does)."""
+    with open_index(vault, backend) as index:
+        if refresh:
+            index.refresh()
+        return index.search(query, **options)
+
+
+def index_status(vault, backend: str | None = None) -> IndexStatus:
+    with open_index(vault, backend) as index:
+        return index.status()
+
+
+def status_section(vault) -> tuple[str, dict[str, Any], list[str]]:
+    """The index part of `memvault status`: (name, data for --json, lines for people)."""
+    st = index_status(vault)
+    return "index", st.to_dict(), st.lines()
+
+
+__all__ = [
+    "BACKENDS", "FileState", "Hit", "Index", "IndexStatus", "UpdateReport", "index_status",
+    "open_index", "resolve_backend", "search_vault", "status_section",
+]

@@ -1,0 +1,255 @@
+"""`memvault watch --commit`: commit changed Markdown with a message that says what changed.
+
+The message counts entries, not lines (`memvault: +3 entries in memory/2026-02-21.md`),
+so `git log` reads as a history of what was learned. Only vault Markdown is ever staged
+or committed (`MEMORY.md`, `memory/**/*.md`, never `.memvault/` or other files), the
+commit names its paths so whatever else the user staged stays staged, and the vault's
+own hooks run (no `--no-verify`): a commit they refuse is reported and tried again later.
+A commit that fails on a git lock left by a killed git removes the lock when it is stale
+(gitlock.py) and is tried once more; a live lock is never touched (`GitLocked`).
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memvault.config.core import Config
+from memvault.entries.model import Event
+from memvault.errors import GitError
+from memvault.gitio import locks as gitlock
+from memvault.layout import LOG_DIR, MEMORY_FILE, problem_at, read_file
+from memvault.parsed import parse_text
+from memvault.watch.paths import is_watched_file
+
+FALLBACK_IDENTITY = ("-c", "user.name=memvault", "-c", "user.email=memvault@localhost")
+MAX_LISTED = 10
+
+
+@dataclass
+class FileChange:
+    """One Markdown file's change since HEAD, in entries."""
+
+    path: str
+    status: str  # "added", "modified" or "deleted"
+    added: list[Event] = field(default_factory=list)
+    removed: list[Event] = field(default_factory=list)
+    edited: list[Event] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    sha: str
+    message: str
+    paths: tuple[str, ...]
+
+
+# -- pure: what changed and how to say it ------------------------------------------------
+
+def _fingerprint(ev: Event) -> tuple:
+    return (ev.type, ev.timestamp, ev.content, ev.tags, ev.supersedes, ev.reconfirms,
+            ev.confidence0, ev.importance, ev.expires, ev.scope, ev.source, ev.category)
+
+
+def diff_events(path: str, status: str, old: list[Event], new: list[Event]) -> FileChange:
+    """Entries added, removed and edited between two parses of one file, matched by id."""
+    before = {e.id: e for e in old}
+    after = {e.id: e for e in new}
+    return FileChange(
+        path, status,
+        added=[e for i, e in after.items() if i not in before],
+        removed=[e for i, e in before.items() if i not in after],
+        edited=[e for i, e in after.items() if i in before and _fingerprint(before[i]) != _fingerprint(e)],
+    )
+
+
+def _entries(n: int) -> str:
+    return f"{n} entr{'y' if n == 1 else 'ies'}"
+
+
+def _counts(added: int, edited: int, removed: int) -> str:
+    parts = []
+    if added:
+        parts.append(f"+{_entries(added)}")
+    if edited:
+        parts.append(f"{edited} edited")
+    if removed:
+        parts.append(f"-{_entries(removed)}")
+    return ", ".join(parts)
+
+
+def _describe(ch: FileChange) -> str:
+    counts = _counts(len(ch.added), len(ch.edited), len(ch.removed))
+    if ch.status == "deleted":
+        return f"deleted {ch.path}" + (f" ({counts})" if counts else "")
+    if not counts:
+        return f"{'new file' if ch.status == 'added' else 'edited'} {ch.path}"
+    return f"{counts} in {ch.path}"
+
+
+def _line(ev: Event, sign: str) -> str:
+    when = ev.timestamp.strftime("%Y-%m-%d %H:%M") if ev.timestamp else "undated"
+    text = " ".join(ev.content.split())
+    text = text if len(text) <= 60 else text[:59] + "\u2026"
+    return f"{sign} {when} {ev.type}: {text}"
+
+
+def commit_message(changes: list[FileChange]) -> str:
+    """Subject saying what changed in entries; body listing files and entries."""
+    if not changes:
+        raise ValueError("no changes to describe")
+    if len(changes) == 1:
+        subject = _describe(changes[0])
+    else:
+        counts = _counts(sum(len(c.added) for c in changes), sum(len(c.edited) for c in changes),
+                         sum(len(c.removed) for c in changes))
+        subject = f"{counts or 'edits'} in {len(changes)} files"
+    body: list[str] = []
+    if len(changes) > 1:
+        body += [_describe(c) for c in changes]
+    listed = [(e, "+") for c in changes for e in c.added] + [(e, "~") for c in changes for e in c.edited]
+    listed += [(e, "-") for c in changes for e in c.removed]
+    if listed:
+        if body:
+            body.append("")
+        body += [_line(e, s) for e, s in listed[:MAX_LISTED]]
+        if len(listed) > MAX_LISTED:
+            body.append(f"... and {len(listed) - MAX_LISTED} more")
+    return f"memvault: {subject}" + ("\n\n" + "\n".join(body) if body else "")
+
+
+def parse_porcelain(out: str) -> list[tuple[str, str]]:
+    """(status, path) pairs from `git status --porcelain=v1 -z`; a rename gives both ends."""
+    items: list[tuple[str, str]] = []
+    fields = out.split("\0")
+    i = 0
+    while i < len(fields):
+        entry = fields[i]
+        i += 1
+        if len(entry) < 4:
+            continue
+        xy, path = entry[:2], entry[3:]
+        if "R" in xy or "C" in xy:
+            origin = fields[i] if i < len(fields) else ""
+            i += 1
+            items.append(("A", path))
+            if "R" in xy and origin:
+                items.append(("D", origin))
+            continue
+        if "D" in xy:
+            items.append(("D", path))
+        elif xy == "??" or "A" in xy:
+            items.append(("A", path))
+        else:
+            items.append(("M", path))
+    return items
+
+
+# -- git ----------------------------------------------------------------------------------
+
+def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    try:
+        proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+    except FileNotFoundError as exc:
+        raise GitError("git is not installed or not on PATH; --commit needs it") from exc
+    if check and proc.returncode != 0:
+        detail = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
+        raise GitError(f"git {args[0]} failed in {root}: " + " | ".join(detail[-8:]))
+    return proc
+
+
+def repo_prefix(root: Path) -> str:
+    """The vault's folder inside its git repository ("" at the top); fails clearly when not in one."""
+    proc = _git(root, "rev-parse", "--show-prefix", check=False)
+    if proc.returncode != 0:
+        raise GitError(f"{root} is not in a git repository; `git init` it or run watch without --commit")
+    return proc.stdout.strip()
+
+
+def changed_files(root: Path, prefix: str) -> list[tuple[str, str]]:
+    """(status, vault-relative path) of vault Markdown that differs from HEAD, ignored files excluded."""
+    out = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--",
+               MEMORY_FILE, LOG_DIR).stdout
+    found: dict[str, str] = {}
+    for status, path in parse_porcelain(out):
+        rel = path[len(prefix):] if prefix and path.startswith(prefix) else path
+        if is_watched_file(rel) and problem_at(root, rel) is None:  # never commit a link (layout.py)
+            found[rel] = status
+    return sorted((s, p) for p, s in found.items())
+
+
+def _head_text(root: Path, prefix: str, rel: str) -> str:
+    proc = _git(root, "show", f"HEAD:{prefix}{rel}", check=False)
+    return proc.stdout if proc.returncode == 0 else ""
+
+
+def describe_changes(root: Path, prefix: str, config: Config, files: list[tuple[str, str]]) -> list[FileChange]:
+    from memvault.errors import UnsafePath
+    from memvault.fsio import decode_text
+
+    out = []
+    for status, rel in files:
+        old = parse_text(_head_text(root, prefix, rel), rel, config).events if status != "A" else []
+        try:
+            new = parse_text(decode_text(read_file(root, rel))[0], rel, config).events if status != "D" else []
+        except (OSError, UnsafePath):
+            new, status = [], "D"
+        kind = {"A": "added", "D": "deleted"}.get(status, "modified")
+        out.append(diff_events(rel, kind, old, new))
+    return out
+
+
+def _identity(root: Path) -> tuple[str, ...]:
+    have = _git(root, "config", "user.email", check=False).stdout.strip()
+    return () if have else FALLBACK_IDENTITY
+
+
+class GitLocked(GitError):
+    """The commit failed on a git lock file that another git may still hold (try again later)."""
+
+
+def commit_vault(root: Path, config: Config, say: Callable[[str], None] | None = None) -> CommitResult | None:
+    """Commit every changed vault Markdown file (and nothing else); None when nothing changed.
+
+    Raises GitError (with the hook's or git's own words) when the commit fails, GitLocked
+    when it failed on a lock that is not stale yet; the changes stay in the working tree for
+    the next attempt. A stale lock is removed (said through `say`) and the commit retried.
+    """
+    prefix = repo_prefix(root)
+    files = changed_files(root, prefix)
+    if not files:
+        return None
+    paths = [p for _, p in files]
+    message = commit_message(describe_changes(root, prefix, config, files))
+    try:
+        return _commit(root, paths, message)
+    except GitError as exc:
+        locks = _clear_stale_locks(root, say or logging.getLogger("memvault").warning)
+        live = [lock for lock in locks if not lock.stale]
+        if live:
+            why = "; ".join(f"{lock.path}: {lock.holder}" for lock in live)
+            raise GitLocked(f"{exc} (git lock not removed: {why})") from None
+        if not locks:
+            raise
+    return _commit(root, paths, message)
+
+
+def _commit(root: Path, paths: list[str], message: str) -> CommitResult:
+    _git(root, "add", "-A", "--", *paths)
+    _git(root, *_identity(root), "commit", "-q", "-m", message, "--", *paths)
+    sha = _git(root, "rev-parse", "HEAD").stdout.strip()
+    return CommitResult(sha, message, tuple(paths))
+
+
+def _clear_stale_locks(root: Path, say: Callable[[str], None]) -> list[gitlock.LockState]:
+    """The git locks a commit needs that exist; the stale ones are removed."""
+    proc = _git(root, "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", check=False)
+    lines = proc.stdout.splitlines()
+    if proc.returncode != 0 or len(lines) < 3:
+        return []
+    top, git_dir = Path(lines[0]), Path(lines[1])
+    common = (root / lines[2]).resolve()
+    return gitlock.remove_stale(git_dir, common, top, say)

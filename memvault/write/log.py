@@ -1,0 +1,225 @@
+"""Writing to the vault: `init` a new one, `log` a new entry into its daily file."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memvault.config.core import CONFIG_NAME, local_zone_name
+from memvault.entries.model import Event
+from memvault.entries.parse import parse_log
+from memvault.entries.render import render_entry
+from memvault.errors import InputError, MemvaultError, NotFoundError
+from memvault.fsio import append_spacing, atomic_write, decode_text, encode_like, locked, rewrite
+from memvault.layout import LOG_DIR, writable
+from memvault.parsed import ParsedVault
+from memvault.write.guard import check_entry_options, check_entry_text, check_written
+
+TEMPLATE = Path(__file__).resolve().parents[1] / "vault_template"
+WRITE_ATTEMPTS = 20
+
+
+def init_vault(target: Path, *, timezone: str | None = None, git: bool = True) -> Path:
+    """Create a vault from the template: files, git repository and a first commit."""
+    target = Path(target).expanduser().resolve()
+    if (target / CONFIG_NAME).exists() or (target / "MEMORY.md").exists() or (target / LOG_DIR).exists():
+        raise MemvaultError(f"{target} already holds a vault (found {CONFIG_NAME}, MEMORY.md or memory/); not overwriting")
+    if not TEMPLATE.is_dir():
+        raise MemvaultError(f"vault template missing at {TEMPLATE}; reinstall memvault")
+    target.mkdir(parents=True, exist_ok=True)
+    for src in sorted(TEMPLATE.rglob("*")):
+        rel = src.relative_to(TEMPLATE)
+        dst = target / rel
+        if src.is_dir():
+            dst.mkdir(parents=True, exist_ok=True)
+        elif not dst.exists():
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dst)
+    zone = timezone or local_zone_name()
+    cfg = (target / CONFIG_NAME).read_text(encoding="utf-8")
+    atomic_write(target / CONFIG_NAME, cfg.replace('timezone = "UTC"', f'timezone = "{zone}"', 1))
+    if git:
+        _git_init(target)
+    return target
+
+
+def _git_init(target: Path) -> None:
+    """`git init`, add everything, first commit (GitPython; not a hot path)."""
+    import git
+
+    try:
+        try:
+            outer = git.Repo(target, search_parent_directories=True)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            outer = None
+        if outer is not None and outer.working_tree_dir and Path(outer.working_tree_dir).resolve() != target:
+            # Inside an existing repository: no nested one; commit just the vault's files there.
+            outer.git.add("--", str(target))
+            outer.git.commit("-q", "--no-verify", "-m", f"memvault: new vault in {target.name}", "--", str(target))
+            return
+        repo = git.Repo.init(target)
+        repo.git.add("-A")
+        ident = {}
+        if not repo.git.config("user.email", with_exceptions=False) and "GIT_AUTHOR_EMAIL" not in os.environ:
+            ident = {"GIT_AUTHOR_NAME": "memvault", "GIT_AUTHOR_EMAIL": "memvault@localhost",
+                     "GIT_COMMITTER_NAME": "memvault", "GIT_COMMITTER_EMAIL": "memvault@localhost"}
+        with repo.git.custom_environment(**ident):
+            repo.git.commit("-q", "--no-verify", "-m", "memvault: new vault")
+    except (git.GitCommandError, git.GitError) as exc:
+        raise MemvaultError(f"git failed in {target}: {exc}") from None
+
+
+def _check_id(vault: ParsedVault, entry_id: str) -> None:
+    """An explicit id (one visible token: `check_entry_options`) that no other entry has."""
+    clash = vault.timeline.by_id.get(entry_id)
+    if clash is not None:
+        raise InputError(f"id {entry_id!r} is already used by {clash.file}:{clash.line}; pick another")
+
+
+def log_entry(
+    vault: ParsedVault,
+    text: str,
+    *,
+    type: str = "observation",
+    at: datetime | None = None,
+    supersedes: str | None = None,
+    reconfirms: tuple[str, ...] = (),
+    confidence: float | None = None,
+    importance: float | None = None,
+    tags: tuple[str, ...] = (),
+    source: str | None = None,
+    scope: str | None = None,
+    expires: datetime | None = None,
+    entry_id: str | None = None,
+    check_refs: bool = True,
+) -> Event:
+    """Append an entry to its day's log, in time order, under the vault's write lock."""
+    etype = type.lower()
+    if etype not in vault.config.types:
+        raise InputError(f"unknown type {type!r}; known: {', '.join(vault.config.types)}")
+    if confidence is not None and not 0 <= confidence <= 1:
+        raise InputError(f"confidence must be between 0 and 1, got {confidence}")
+    body = check_entry_text(text)
+    check_entry_options(source=source, scope=scope, tags=tags, supersedes=supersedes, reconfirms=reconfirms,
+                        entry_id=entry_id)
+    if entry_id is not None:
+        _check_id(vault, entry_id)
+    # Through UTC: astimezone() to the zone a time already carries returns it unchanged, so a wall
+    # time the clock skips (02:30 on a spring-forward day) would be written as a heading that
+    # does not exist; this names the instant it stands for (03:30).
+    when = (at or vault.now()).astimezone(UTC).astimezone(vault.config.tz).replace(microsecond=0)
+    if check_refs and (supersedes or reconfirms):
+        supersedes = _pin_ref(vault, supersedes, when, "supersede") if supersedes else None
+        reconfirms = tuple(_pin_ref(vault, ref, when, "reconfirm") for ref in reconfirms)
+    draft = Event(
+        id=entry_id or "", type=etype, timestamp=when, content=body, file="", line=0, end_line=0,
+        confidence0=1.0 if confidence is None else confidence, importance=importance,
+        tags=tuple(t.lower().lstrip("#") for t in tags if t.strip()), source=source, scope=scope, expires=expires,
+        supersedes=supersedes, reconfirms=tuple(reconfirms), explicit_id=entry_id is not None,
+    )
+    check_written(render_entry(draft), where="the new entry")
+    path = vault.log_path_for(when.date().isoformat())
+    rel = path.relative_to(vault.root).as_posix()
+    writable(vault.root, rel)  # never through a link, never over a non-file (layout.py)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    done: list[tuple[str, int]] = []
+
+    def add(raw: bytes | None) -> bytes:
+        data, text, line = with_entry(raw or b"", draft, rel, vault)
+        done[:] = [(text, line)]
+        return data
+
+    with locked(vault.lock_path, what=rel):
+        rewrite(path, add, attempts=WRITE_ATTEMPTS, what=rel)
+    new_text, line = done[0]
+    parsed = parse_log(new_text, rel, vault.config)
+    for ev in parsed.events:
+        if ev.line == line:
+            return ev
+    raise MemvaultError(f"{rel}: the new entry at line {line} did not parse back; please report this")  # pragma: no cover
+
+
+def with_entry(raw: bytes, event: Event, rel: str, vault: ParsedVault) -> tuple[bytes, str, int]:
+    """The file's bytes with `event` added, their text, and the line of the new heading.
+
+    Only the added lines are encoded: the file's own bytes (line endings, BOM) are kept, and an
+    entry that goes at the end is a pure addition, which the write appends in place.
+    """
+    old, notes = decode_text(raw)
+    if notes:
+        raise MemvaultError(f"{rel}:{notes[0][0]}: {notes[0][1]}; logging would rewrite those bytes, "
+                            "so fix the file first (memvault check lists it)")
+    text, line = insert_entry(old, event, rel, vault)
+    return encode_like(raw, old, text), text, line
+
+
+def insert_entry(old: str, event: Event, rel: str, vault: ParsedVault) -> tuple[str, int]:
+    """The file text with `event` inserted after every entry at or before its minute.
+
+    Returns the new text and the 1-based line of the new heading.
+    """
+    day = event.timestamp.date().isoformat()  # type: ignore[union-attr]
+    block = render_entry(event)
+    if not old.strip():
+        text = f"# {day}\n\n{block}"
+        return text, 3
+    lines = old.split("\n")
+    parsed = parse_log(old, rel, vault.config)
+    # By the minute: going in front of an entry of the same minute (10:00:30 before 10:00:45) would
+    # renumber its default id (…T10:00 -> …T10:00-2), and references to it would move to the new one.
+    minute = _minute(event.timestamp)  # type: ignore[arg-type]
+    later = [e for e in parsed.events if e.timestamp and _minute(e.timestamp) > minute]
+    if later:
+        at = later[0].line - 1
+        new_lines = lines[:at] + block.rstrip("\n").split("\n") + [""] + lines[at:]
+        return "\n".join(new_lines), at + 1
+    head = old + append_spacing(old)
+    return head + block, head.count("\n") + 1
+
+
+def _minute(when: datetime) -> datetime:
+    return when.replace(second=0, microsecond=0)
+
+
+def log_result(vault: ParsedVault, event: Event) -> dict:
+    """What `log --json` prints: where the entry went, its time, and the ids its references name
+    (a program that passed a description or a link learns which entry it superseded)."""
+    def target(ref: str) -> str | None:
+        return vault.timeline.index.resolve(ref, event).target
+
+    return {
+        "id": event.id, "file": event.file, "line": event.line, "end_line": event.end_line,
+        "timestamp": event.timestamp.isoformat() if event.timestamp else None,
+        "supersedes": target(event.supersedes) if event.supersedes else None,
+        "reconfirms": [target(ref) for ref in event.reconfirms],
+    }
+
+
+def _pin_ref(vault: ParsedVault, ref: str, when: datetime, verb: str) -> str:
+    """Check a reference resolves now, to an entry not later than the new one; a description
+    is written as the id it resolves to.
+
+    A description is matched against the entries that exist when it is read, so a later
+    backfill could change what it means; the id cannot change.
+    """
+    res = vault.timeline.index.resolve(ref)
+    if res.candidates:
+        raise InputError(f"reference {ref!r} is ambiguous; candidates: {', '.join(res.candidates)}")
+    if not res.ok:
+        raise NotFoundError(f"reference {ref!r} does not resolve: {res.reason}")
+    target = vault.timeline.by_id[res.target]  # type: ignore[index]
+    if target.timestamp is not None and target.timestamp > when:
+        raise InputError(
+            f"the new entry ({when.isoformat()}) cannot {verb} {res.target}, which is later "
+            f"({target.timestamp.isoformat()}); log it with a later --at")
+    literal = ref.strip()
+    if literal == res.target or literal.startswith(("[[", "![[", "^")):
+        return literal
+    return res.target  # type: ignore[return-value]
+
+
+def with_id(event: Event, new_id: str) -> Event:
+    return replace(event, id=new_id, explicit_id=True)
