@@ -1,1 +1,1 @@
-"""search."""
+"""Search: the text analyzer, ranking, access counts and the derived full-text index (`index/`)."""

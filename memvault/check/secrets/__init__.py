@@ -1,1 +1,1 @@
-"""secrets."""
+"""The secret scan: credentials found in text without echoing them, for `log`, curate, `check` and the hook."""
