@@ -15,7 +15,6 @@ import gc
 import os
 import re
 import subprocess
-import tomllib
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
@@ -25,7 +24,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from .config import CONFIG_NAME, Config
+from .config import CONFIG_NAME, Config, parse_toml
 from .errors import ConfigError, GitError, InputError
 from .events import DATE_RE, ID_SPACE_RE, LINK_RE, STOPWORDS, WORD_RE, Timeline, stem
 from .fsio import decode_text
@@ -253,10 +252,10 @@ def staged_config(index: GitIndex, base: Config) -> Config:
     if raw is None:
         return base
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{CONFIG_NAME} (staged): {exc}") from None
-    return Config.from_dict(data, Path(CONFIG_NAME))
+    return Config.from_dict(parse_toml(text, f"{CONFIG_NAME} (staged)"), Path(CONFIG_NAME))
 
 
 # ------------------------------------------------------------------- partial checks

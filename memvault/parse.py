@@ -85,16 +85,12 @@ def _frontmatter(
     block = "\n".join(lines[1:end])
     if not block.strip():
         return {}, end + 1
-    import yaml
-    from frontmatter.default_handlers import YAMLHandler
+    from .yamlsafe import FrontmatterError, load_frontmatter  # lazily: yaml costs start-up time
 
     try:
-        data = YAMLHandler().load(block)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = (mark.line + 2) if mark is not None else 1
-        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        problems.append(Problem(path, line, f"frontmatter is not valid YAML: {reason}", code="MV101"))
+        data = load_frontmatter(block)
+    except FrontmatterError as exc:
+        problems.append(Problem(path, exc.line + 2, f"frontmatter {exc.reason}", code="MV101"))
         return {}, end + 1
     if not isinstance(data, dict):
         problems.append(Problem(path, 1, "frontmatter must be a mapping of keys to values", code="MV101"))
@@ -110,7 +106,7 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value]
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
-    return value
+    return value if value is None or isinstance(value, str | int | float) else str(value)  # !!binary, !!set
 
 
 def split_tags(value: Any) -> list[str]:
