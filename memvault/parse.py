@@ -12,12 +12,16 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, tzinfo
 from typing import Any
 
+from .codespans import blank_code_spans
 from .config import Config
 from .model import Event, Problem
 
 LOG_NAME_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\.md$")
-TITLE_RE = re.compile(r"^#[ \t]+(.*?)[ \t]*$")
-H2_RE = re.compile(r"^##[ \t]+(.*?)[ \t]*$")
+# Linear on any line (see tests/test_hostile_inputs.py): the text is `((?:.*[^ \t\n])?)[ \t]*$`, not
+# `(.*?)[ \t]*$`, which re-scanned a run of blanks inside the line from each of its positions
+# (20,000 spaces took 2.5 s); blanks before a part that may start with blanks are possessive (`++`).
+TITLE_RE = re.compile(r"^#[ \t]++((?:.*[^ \t\n])?)[ \t]*$")
+H2_RE = re.compile(r"^##[ \t]++((?:.*[^ \t\n])?)[ \t]*$")
 ENTRY_RE = re.compile(
     r"^(?P<h>\d{1,2}):(?P<m>\d{2})(?::(?P<s>\d{2}))?[ \t]*[-\u2013\u2014][ \t]*"
     r"(?P<type>[A-Za-z][\w-]*)(?P<rest>.*)$"
@@ -28,21 +32,24 @@ META_KEYS = (
     "source", "importance", "expires", "scope",
 )  # fmt: skip
 META_RE = re.compile(
-    r"^(?P<key>" + "|".join(META_KEYS) + r")[ \t]*:[ \t]*(?P<value>.*?)[ \t]*$", re.IGNORECASE
+    r"^(?P<key>" + "|".join(META_KEYS) + r")[ \t]*:[ \t]*+(?P<value>(?:.*[^ \t\n])?)[ \t]*$", re.IGNORECASE
 )
 FENCE_RE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
-INLINE_CODE_RE = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
-URL_RE = re.compile(r"(?:[a-zA-Z][a-zA-Z0-9+.-]*://|www\.)\S+")
+# A scheme is tried only where a run of scheme characters starts (the lookbehind): tried at every
+# position, a long run such as a hex dump was rescanned from each one, quadratic in its length.
+URL_RE = re.compile(r"(?:(?<![a-zA-Z0-9+.-])[0-9+.-]*[a-zA-Z][a-zA-Z0-9+.-]*://|www\.)\S+")
 TAG_RE = re.compile(r"(?:(?<=[\s(,;])|^)#([^\W\d_][\w/-]*|\d+[^\W\d][\w/-]*)", re.MULTILINE)
 WIKILINK_RE = re.compile(r"!?\[\[([^\[\]|]+?)(?:\|[^\[\]]*)?\]\]")
 BLOCK_ID_RE = re.compile(r"(?:^|\s)\^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*$", re.MULTILINE)
-BULLET_RE = re.compile(r"^(?P<indent>[ \t]*)(?:[-*+]|\d{1,9}[.)])(?:[ \t]+(?P<text>.*))?$")
+BULLET_RE = re.compile(r"^(?P<indent>[ \t]*)(?:[-*+]|\d{1,9}[.)])(?:[ \t]++(?P<text>.*))?$")
+# Blanks before a part that may itself hold blanks are possessive (`*+`), and `was` ends at the
+# `)` itself: re-splitting a run of blanks between the two at every backtrack was quadratic.
 ANNOTATION_RE = re.compile(
     r"\((?P<kind>updated|added|since)[ \t]+(?P<date>\d{4}-\d{2}-\d{2})"
-    r"(?:[ \t]*,[ \t]*was:[ \t]*(?P<was>[^()]*(?:\([^()]*\)[^()]*)*?))?[ \t]*\)",
+    r"(?:[ \t]*,[ \t]*was:[ \t]*+(?P<was>[^()]*(?:\([^()]*\)[^()]*)*?)|[ \t]*)\)",
     re.IGNORECASE,
 )
-SOURCE_ANN_RE = re.compile(r"\(sources?:[ \t]*(?P<refs>[^()]*?)\)", re.IGNORECASE)
+SOURCE_ANN_RE = re.compile(r"\(sources?:[ \t]*+(?P<refs>[^()]*?)\)", re.IGNORECASE)
 IMPORTANCE_WORDS = {"high": 0.9, "medium": 0.5, "low": 0.2}
 
 
@@ -139,8 +146,7 @@ def strip_code(text: str) -> str:
                 fence = None
             continue
         out.append(line)
-    joined = "\n".join(out)
-    return INLINE_CODE_RE.sub(" ", joined) if "`" in joined else joined
+    return blank_code_spans("\n".join(out))
 
 
 def wikilinks(text: str) -> list[str]:
