@@ -15,6 +15,7 @@ from typing import Any
 from .codespans import blank_code_spans
 from .config import Config
 from .model import Event, Problem
+from .timeparse import RANGE_TEXT, day_in_range, in_range
 
 LOG_NAME_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\.md$")
 # Linear on any line (see tests/test_hostile_inputs.py): the text is `((?:.*[^ \t\n])?)[ \t]*$`, not
@@ -72,9 +73,10 @@ def log_date(name: str) -> date | None:
     if not m:
         return None
     try:
-        return date(int(m[1]), int(m[2]), int(m[3]))
+        day = date(int(m[1]), int(m[2]), int(m[3]))
     except ValueError:
         return None
+    return day if day_in_range(day) else None
 
 
 def _frontmatter(
@@ -166,11 +168,13 @@ def parse_when_value(value: str, tz: tzinfo) -> datetime | None:
     value = value.strip()
     try:
         if len(value) == 10:
-            return datetime.combine(date.fromisoformat(value), time(0), tz)
-        parsed = datetime.fromisoformat(value.replace(" ", "T", 1))
+            parsed = datetime.combine(date.fromisoformat(value), time(0), tz)
+        else:
+            parsed = datetime.fromisoformat(value.replace(" ", "T", 1))
     except ValueError:
         return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=tz)
+    parsed = parsed if parsed.tzinfo else parsed.replace(tzinfo=tz)
+    return parsed if in_range(parsed, tz) else None
 
 
 def parse_confidence(value: str) -> float | None:
@@ -232,7 +236,7 @@ class _Meta:
         if key == "expires":
             when = parse_when_value(value, self.tz)
             if when is None:
-                self._bad(line, f"Expires: {value!r} is not an ISO date or date-time", "MV204")
+                self._bad(line, f"Expires: {value!r} is not an ISO date or date-time from {RANGE_TEXT}", "MV204")
             return when
         if key == "id" and any(ch.isspace() for ch in value):
             self._bad(line, f"Id: {value!r} must be a single token without spaces", "MV207")
@@ -256,7 +260,7 @@ def parse_log(
     day = file_date or log_date(name)
     if day is None:
         result.problems.append(
-            Problem(path, 1, "not a daily log: the file name must be a real date, YYYY-MM-DD.md; skipped",
+            Problem(path, 1, f"not a daily log: the file name must be a real date, YYYY-MM-DD.md, from {RANGE_TEXT}; skipped",
                     "warning" if not LOG_NAME_RE.match(name) else "error", "MV001")
         )
         return result
@@ -523,6 +527,8 @@ def _curated(
         try:
             day = date.fromisoformat(ann["date"])
         except ValueError:
+            day = None
+        if day is None or not day_in_range(day):
             problems.append(Problem(path, first + 1, f"bad date {ann['date']!r} in annotation", code="MV301"))
             continue
         when = datetime.combine(day, time(0), tz)
