@@ -100,7 +100,7 @@ CHECK_DEFAULTS = {"disable": []}
 FUTURE_SLACK = timedelta(minutes=5)
 MEMORY_FILE = "MEMORY.md"
 NEWLINE_RE = re.compile("\n")
-TRAILING_WS_RE = re.compile(r"[ \t]+$", re.M)
+TRAILING_WS_RE = re.compile(r"(?<![ \t])[ \t]+$", re.M)  # from a run's start only: linear, not quadratic
 LOST_HEADING_RE = re.compile(r"\n(?: {1,3}##[ \t]*|##)\d{1,2}:\d{2}")  # a literal first char: fast scan
 META_LINE_RE = re.compile(r"^(?:" + "|".join(META_KEYS) + r")[ \t]*:", re.M | re.I)
 

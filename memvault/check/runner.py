@@ -15,7 +15,6 @@ import gc
 import os
 import re
 import subprocess
-import tomllib
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
@@ -33,7 +32,7 @@ from memvault.check.rules import (
     memory_budget,
     run_rules,
 )
-from memvault.config.core import CONFIG_NAME, Config
+from memvault.config.core import CONFIG_NAME, Config, parse_toml
 from memvault.entries.model import Event, Problem
 from memvault.entries.parse import ParsedFile, log_date
 from memvault.entries.timeline import (
@@ -298,10 +297,10 @@ def staged_config(index: GitIndex, base: Config) -> Config:
     if raw is None:
         return base
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{CONFIG_NAME} (staged): {exc}") from None
-    return Config.from_dict(data, Path(CONFIG_NAME))
+    return Config.from_dict(parse_toml(text, f"{CONFIG_NAME} (staged)"), Path(CONFIG_NAME))
 
 
 # ------------------------------------------------------------------- partial checks

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import errno
 import logging
+import math
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import click
@@ -85,6 +86,53 @@ def _show_notices() -> None:
     logger = logging.getLogger("memvault")
     if not any(isinstance(h, _Notices) for h in logger.handlers):
         logger.addHandler(_Notices(logging.WARNING))
+
+
+MAX_COUNT = 1_000_000
+
+
+def count(min: int = 1) -> click.IntRange:
+    """Every -n/--limit-like option: a bounded int, so that a huge one is a usage error naming the
+    option rather than an OverflowError where it meets SQLite or C code."""
+    return click.IntRange(min, MAX_COUNT)
+
+
+class FiniteFloatRange(click.FloatRange):
+    """click.FloatRange that also refuses nan and infinity, which pass its comparisons."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+
+class TimeText(click.ParamType):
+    """A time as people type it (see timeparse), checked as the command line is read so that an
+    unreadable or out-of-range one is a usage error naming its option. The command parses it again
+    in the vault's zone. With `revisions`, text that is not a time passes (asof, changes, diff also
+    take git revisions; the library says when it is neither), but a time out of range does not."""
+
+    name = "text"
+
+    def __init__(self, *, revisions: bool = False):
+        self.revisions = revisions
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from memvault.entries.timeparse import TimeOutOfRange, parse_time
+
+        try:
+            parse_time(value, UTC)
+        except TimeOutOfRange as exc:
+            self.fail(str(exc), param, ctx)
+        except InputError as exc:
+            if not self.revisions:
+                self.fail(str(exc), param, ctx)
+        return value
+
+
+TIME = TimeText()
+TIME_OR_REVISION = TimeText(revisions=True)
 
 
 def open_vault(ctx: click.Context):  # -> Vault, imported lazily to keep start-up fast

@@ -7,7 +7,17 @@ from pathlib import Path
 
 import click
 
-from memvault.cli._common import cli, emit, json_option, open_vault, parse_when, say, short
+from memvault.cli._common import (
+    TIME,
+    FiniteFloatRange,
+    cli,
+    emit,
+    json_option,
+    open_vault,
+    parse_when,
+    say,
+    short,
+)
 
 TYPE_HELP = "Observation, belief, decision, correction or a type from [vault] extra_types."
 
@@ -34,15 +44,15 @@ def init(directory: str, timezone: str | None, no_git: bool, hook: bool) -> None
 @cli.command()
 @click.argument("text", nargs=-1, required=True)
 @click.option("--type", "etype", default="observation", show_default=True, help=TYPE_HELP)
-@click.option("--at", "at", help="When it happened: '2026-02-21 09:15', 'yesterday 9am'. Default: now.")
+@click.option("--at", "at", type=TIME, help="When it happened: '2026-02-21 09:15', 'yesterday 9am'. Default: now.")
 @click.option("--supersedes", help="Id, [[link]] or description of the entry this one replaces.")
 @click.option("--reconfirms", multiple=True, help="Entry this one confirms again (repeatable).")
-@click.option("--confidence", type=click.FloatRange(0, 1), help="0-1, default 1.0.")
+@click.option("--confidence", type=FiniteFloatRange(0, 1), help="0-1, default 1.0.")
 @click.option("--importance", help="high, medium, low or 0-1.")
 @click.option("--tags", default="", help="Comma-separated tags.")
 @click.option("--source", help="user, a URL or a session id.")
 @click.option("--scope", help="global, a domain, or project:<name>.")
-@click.option("--expires", help="When it stops being true: a date (expires as that day starts) or a date and time.")
+@click.option("--expires", type=TIME, help="When it stops being true: a date (expires as that day starts) or a date and time.")
 @click.option("--id", "entry_id", help="Explicit id instead of the date-and-time one.")
 @json_option
 @click.pass_context
@@ -101,8 +111,8 @@ def _show_text(d: dict) -> str:
 
 @cli.command("list")
 @click.option("--type", "types", multiple=True, help="Only this type (repeatable).")
-@click.option("--since", help="Entries at or after this time.")
-@click.option("--until", help="Entries at or before this time.")
+@click.option("--since", type=TIME, help="Entries at or after this time.")
+@click.option("--until", type=TIME, help="Entries at or before this time.")
 @click.option("--tag", "tags", multiple=True, help="Only entries with this tag (repeatable).")
 @click.option("--all", "include_all", is_flag=True, help="Include superseded and expired entries.")
 @json_option

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from memvault.cli._common import cli, emit, json_option, open_vault, parse_when, say, short
+from memvault.cli._common import TIME, cli, emit, json_option, open_vault, parse_when, say, short
 
 HELP_KEYS = "y = apply, n = skip, e = edit in $EDITOR, q = stop here (keep what was accepted), ? = help"
 
@@ -20,8 +20,8 @@ HELP_KEYS = "y = apply, n = skip, e = edit in $EDITOR, q = stop here (keep what 
               help="Say why each entry since the last curation (or entry ID) was or was not chosen.")
 @click.option("--with", "with_cmd", metavar="CMD",
               help="Pipe the candidates (JSON) to CMD, which answers with rewritten or merged bullets (JSON).")
-@click.option("--at", "at", help="Curate as of this time. Default: now.")
-@click.option("--since", help="Consider entries after this time instead of the last curation point.")
+@click.option("--at", "at", type=TIME, help="Curate as of this time. Default: now.")
+@click.option("--since", type=TIME, help="Consider entries after this time instead of the last curation point.")
 @click.option("--all", "everything", is_flag=True, help="Reconsider every live entry, ignoring the last curation point.")
 @json_option
 @click.pass_context

@@ -7,7 +7,16 @@ from typing import Any
 
 import click
 
-from memvault.cli._common import cli, emit, json_option, open_vault, say, short
+from memvault.cli._common import (
+    TIME_OR_REVISION,
+    cli,
+    count,
+    emit,
+    json_option,
+    open_vault,
+    say,
+    short,
+)
 
 T_FORMS = (
     "ISO date or time (vault zone unless given), a plain date, 'yesterday', '3 days ago', "
@@ -31,10 +40,10 @@ def _run_in(ctx: click.Context, call: Any) -> tuple[Any, tzinfo]:
 
 
 @cli.command(help="The entries live as of T; with QUERY, those matching it, ranked as of T.\n\n" + T_HELP)
-@click.argument("when", metavar="T")
+@click.argument("when", metavar="T", type=TIME_OR_REVISION)
 @click.argument("query", nargs=-1)
 @click.option("--recorded", is_flag=True, help="What the vault's files held at T (git), not what its entries say.")
-@click.option("--limit", type=click.IntRange(min=1), help="At most this many entries (default with QUERY: 10).")
+@click.option("--limit", type=count(), help="At most this many entries (default with QUERY: 10).")
 @json_option
 @click.pass_context
 def asof(ctx, when: str, query: tuple[str, ...], recorded: bool, limit: int | None, as_json: bool) -> None:
@@ -50,9 +59,9 @@ def _asof_text(items: list[dict]) -> str:
 
 
 @cli.command()
-@click.option("--since", "since", required=True, metavar="T",
+@click.option("--since", "since", required=True, metavar="T", type=TIME_OR_REVISION,
               help=f"Changes after this time: {T_FORMS}. A plain date means its start.")
-@click.option("--until", "until", metavar="T2",
+@click.option("--until", "until", metavar="T2", type=TIME_OR_REVISION,
               help="Up to this time (same forms; a plain date means its end). Default: now and the working tree.")
 @json_option
 @click.pass_context
@@ -142,8 +151,8 @@ def _history_text(data: dict, tz: tzinfo) -> str:
 
 @cli.command("diff", help="Entries that appeared, changed or went away between T1 and T2 (recorded time), "
              f"per MEMORY.md section and per daily log.\n\nT1, T2: {T_FORMS}. A plain date means the end of that day.")
-@click.argument("first", metavar="T1")
-@click.argument("second", metavar="T2")
+@click.argument("first", metavar="T1", type=TIME_OR_REVISION)
+@click.argument("second", metavar="T2", type=TIME_OR_REVISION)
 @json_option
 @click.pass_context
 def diff_cmd(ctx, first: str, second: str, as_json: bool) -> None:

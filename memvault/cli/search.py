@@ -6,7 +6,17 @@ import re
 
 import click
 
-from memvault.cli._common import cli, emit, is_tty, json_option, open_vault, parse_when
+from memvault.cli._common import (
+    TIME,
+    FiniteFloatRange,
+    cli,
+    count,
+    emit,
+    is_tty,
+    json_option,
+    open_vault,
+    parse_when,
+)
 
 BACKEND_HELP = "Index backend: sqlite (default) or whoosh. Default: [index] backend in memvault.toml."
 MARK_RE = re.compile(r"\*\*(.+?)\*\*")
@@ -14,11 +24,11 @@ MARK_RE = re.compile(r"\*\*(.+?)\*\*")
 
 @cli.command()
 @click.argument("query", nargs=-1, required=True)
-@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1), help="Number of hits.")
+@click.option("--limit", "-n", default=10, show_default=True, type=count(), help="Number of hits.")
 @click.option("--type", "types", multiple=True, help="Only this type (repeatable); also `type:X` in the query.")
 @click.option("--tag", "tags", multiple=True, help="Only entries with this tag (repeatable); also `tag:X`.")
-@click.option("--since", help="Entries at or after this time.")
-@click.option("--until", help="Entries at or before this time.")
+@click.option("--since", type=TIME, help="Entries at or after this time.")
+@click.option("--until", type=TIME, help="Entries at or before this time.")
 @click.option("--all", "include_all", is_flag=True, help="Include superseded and expired entries.")
 @click.option("--backend", help=BACKEND_HELP)
 @json_option
@@ -73,7 +83,7 @@ def _hits_text(items: list[dict]) -> str:
 # --wait/--timeout belong to the watcher (issue 4); the work is in memvault/cli/watch.py.
 @click.option("--wait", is_flag=True,
               help="Return once the index reflects the files as they are now, watcher or not (for scripts).")
-@click.option("--timeout", type=click.FloatRange(0), default=30.0, show_default=True,
+@click.option("--timeout", type=FiniteFloatRange(0, 86_400), default=30.0, show_default=True,
               help="With --wait: give up (exit 1) when the index stays locked this long.")
 @json_option
 @click.pass_context

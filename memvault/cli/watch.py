@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import click
 
-from memvault.cli._common import cli, emit, json_option, open_vault
+from memvault.cli._common import FiniteFloatRange, cli, emit, json_option, open_vault
 
 
 @cli.command()
 @click.option("--commit", is_flag=True, help="Commit changed Markdown to the vault's git repo after a quiet period.")
-@click.option("--debounce", "debounce_ms", type=click.FloatRange(0, 10_000),
+@click.option("--debounce", "debounce_ms", type=FiniteFloatRange(0, 10_000),
               help="Wait this many ms after a file's last event before indexing it. Default: 50.")
-@click.option("--quiet-period", "quiet", type=click.FloatRange(0, 86_400),
+@click.option("--quiet-period", "quiet", type=FiniteFloatRange(0, 86_400),
               help="With --commit: seconds without changes before committing. Default: 10.")
-@click.option("--reconcile", type=click.FloatRange(0.1, 86_400),
+@click.option("--reconcile", type=FiniteFloatRange(0.1, 86_400),
               help="Seconds between light reconciles (sizes, mtimes, some hashes) that catch missed events. "
                    "Default: 15 (at most 2 with --polling).")
 @click.option("--polling", is_flag=True, help="Poll the files instead of using the OS's file events.")

@@ -153,6 +153,17 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def parse_toml(text: str, where: str) -> dict[str, Any]:
+    """TOML, with every way it can fail a ConfigError: besides syntax, tomllib raises a bare
+    ValueError for an integer of 4300+ digits and RecursionError for arrays nested too deep."""
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise ConfigError(f"{where}: nested too deeply") from None
+    except ValueError as exc:  # TOMLDecodeError is one
+        raise ConfigError(f"{where}: {str(exc).split('; use sys.')[0]}") from None
+
+
 @dataclass
 class Config:
     timezone: str = "UTC"
@@ -183,12 +194,12 @@ class Config:
     @classmethod
     def load(cls, path: Path) -> Config:
         try:
-            raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+            text = Path(path).read_text(encoding="utf-8")
         except FileNotFoundError:
             return cls(timezone=local_zone_name(), path=Path(path))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError as exc:
             raise ConfigError(f"{path}: {exc}") from None
-        return cls.from_dict(raw, Path(path))
+        return cls.from_dict(parse_toml(text, str(path)), Path(path))
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any], path: Path | None = None) -> Config:

@@ -13,14 +13,19 @@ from datetime import date, datetime, time, tzinfo
 from typing import Any
 
 from memvault.config.core import Config
+from memvault.entries.codespans import blank_code_spans
 from memvault.entries.model import Event, Problem
+from memvault.entries.timeparse import RANGE_TEXT, day_in_range, in_range
 from memvault.textsafety import clean_invisible, has_invisible, invisible_in
 
 # Dates and times in the format are ASCII digits (\d would take ١٥ or １５ too: docs/format.md).
 LOG_NAME_RE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})\.md$")
 DATE_SHAPED_RE = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
-TITLE_RE = re.compile(r"^#[ \t]+(.*?)[ \t]*$")
-H2_RE = re.compile(r"^##[ \t]+(.*?)[ \t]*$")
+# Linear on any line (see tests/test_hostile_inputs.py): the text is `((?:.*[^ \t\n])?)[ \t]*$`, not
+# `(.*?)[ \t]*$`, which re-scanned a run of blanks inside the line from each of its positions
+# (20,000 spaces took 2.5 s); blanks before a part that may start with blanks are possessive (`++`).
+TITLE_RE = re.compile(r"^#[ \t]++((?:.*[^ \t\n])?)[ \t]*$")
+H2_RE = re.compile(r"^##[ \t]++((?:.*[^ \t\n])?)[ \t]*$")
 ENTRY_RE = re.compile(
     r"^(?P<h>[0-9]{1,2}):(?P<m>[0-9]{2})(?::(?P<s>[0-9]{2}))?[ \t]*[-\u2013\u2014][ \t]*"
     r"(?P<type>[A-Za-z][\w-]*)(?P<rest>.*)$"
@@ -31,21 +36,24 @@ META_KEYS = (
     "source", "importance", "expires", "scope",
 )  # fmt: skip
 META_RE = re.compile(
-    r"^(?P<key>" + "|".join(META_KEYS) + r")[ \t]*:[ \t]*(?P<value>.*?)[ \t]*$", re.IGNORECASE
+    r"^(?P<key>" + "|".join(META_KEYS) + r")[ \t]*:[ \t]*+(?P<value>(?:.*[^ \t\n])?)[ \t]*$", re.IGNORECASE
 )
 FENCE_RE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
-INLINE_CODE_RE = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
-URL_RE = re.compile(r"(?:[a-zA-Z][a-zA-Z0-9+.-]*://|www\.)\S+")
+# A scheme is tried only where a run of scheme characters starts (the lookbehind): tried at every
+# position, a long run such as a hex dump was rescanned from each one, quadratic in its length.
+URL_RE = re.compile(r"(?:(?<![a-zA-Z0-9+.-])[0-9+.-]*[a-zA-Z][a-zA-Z0-9+.-]*://|www\.)\S+")
 TAG_RE = re.compile(r"(?:(?<=[\s(,;])|^)#([^\W\d_][\w/-]*|\d+[^\W\d][\w/-]*)", re.MULTILINE)
 WIKILINK_RE = re.compile(r"!?\[\[([^\[\]|]+?)(?:\|[^\[\]]*)?\]\]")
 BLOCK_ID_RE = re.compile(r"(?:^|\s)\^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*$", re.MULTILINE)
-BULLET_RE = re.compile(r"^(?P<indent>[ \t]*)(?:[-*+]|\d{1,9}[.)])(?:[ \t]+(?P<text>.*))?$")
+BULLET_RE = re.compile(r"^(?P<indent>[ \t]*)(?:[-*+]|\d{1,9}[.)])(?:[ \t]++(?P<text>.*))?$")
+# Blanks before a part that may itself hold blanks are possessive (`*+`), and `was` ends at the
+# `)` itself: re-splitting a run of blanks between the two at every backtrack was quadratic.
 ANNOTATION_RE = re.compile(
     r"\((?P<kind>updated|added|since)[ \t]+(?P<date>\d{4}-\d{2}-\d{2})"
-    r"(?:[ \t]*,[ \t]*was:[ \t]*(?P<was>[^()]*(?:\([^()]*\)[^()]*)*?))?[ \t]*\)",
+    r"(?:[ \t]*,[ \t]*was:[ \t]*+(?P<was>[^()]*(?:\([^()]*\)[^()]*)*?)|[ \t]*)\)",
     re.IGNORECASE,
 )
-SOURCE_ANN_RE = re.compile(r"\(sources?:[ \t]*(?P<refs>[^()]*?)\)", re.IGNORECASE)
+SOURCE_ANN_RE = re.compile(r"\(sources?:[ \t]*+(?P<refs>[^()]*?)\)", re.IGNORECASE)
 IMPORTANCE_WORDS = {"high": 0.9, "medium": 0.5, "low": 0.2}
 
 
@@ -68,9 +76,10 @@ def log_date(name: str) -> date | None:
     if not m:
         return None
     try:
-        return date(int(m[1]), int(m[2]), int(m[3]))
+        day = date(int(m[1]), int(m[2]), int(m[3]))
     except ValueError:
         return None
+    return day if day_in_range(day) else None
 
 
 def _frontmatter(
@@ -88,16 +97,15 @@ def _frontmatter(
     block = "\n".join(lines[1:end])
     if not block.strip():
         return {}, end + 1
-    import yaml
-    from frontmatter.default_handlers import YAMLHandler
+    from memvault.entries.yamlsafe import (  # lazily: yaml costs start-up time
+        FrontmatterError,
+        load_frontmatter,
+    )
 
     try:
-        data = YAMLHandler().load(block)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = (mark.line + 2) if mark is not None else 1
-        reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        problems.append(Problem(path, line, f"frontmatter is not valid YAML: {reason}", code="MV101"))
+        data = load_frontmatter(block)
+    except FrontmatterError as exc:
+        problems.append(Problem(path, exc.line + 2, f"frontmatter {exc.reason}", code="MV101"))
         return {}, end + 1
     if not isinstance(data, dict):
         problems.append(Problem(path, 1, "frontmatter must be a mapping of keys to values", code="MV101"))
@@ -113,7 +121,7 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value]
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
-    return value
+    return value if value is None or isinstance(value, str | int | float) else str(value)  # !!binary, !!set
 
 
 def split_tags(value: Any) -> list[str]:
@@ -146,8 +154,7 @@ def strip_code(text: str) -> str:
                 fence = None
             continue
         out.append(line)
-    joined = "\n".join(out)
-    return INLINE_CODE_RE.sub(" ", joined) if "`" in joined else joined
+    return blank_code_spans("\n".join(out))
 
 
 def wikilinks(text: str) -> list[str]:
@@ -167,11 +174,13 @@ def parse_when_value(value: str, tz: tzinfo) -> datetime | None:
     value = value.strip()
     try:
         if len(value) == 10:
-            return datetime.combine(date.fromisoformat(value), time(0), tz)
-        parsed = datetime.fromisoformat(value.replace(" ", "T", 1))
+            parsed = datetime.combine(date.fromisoformat(value), time(0), tz)
+        else:
+            parsed = datetime.fromisoformat(value.replace(" ", "T", 1))
     except ValueError:
         return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=tz)
+    parsed = parsed if parsed.tzinfo else parsed.replace(tzinfo=tz)
+    return parsed if in_range(parsed, tz) else None
 
 
 def parse_confidence(value: str) -> float | None:
@@ -233,7 +242,7 @@ class _Meta:
         if key == "expires":
             when = parse_when_value(value, self.tz)
             if when is None:
-                self._bad(line, f"Expires: {value!r} is not an ISO date or date-time", "MV204")
+                self._bad(line, f"Expires: {value!r} is not an ISO date or date-time from {RANGE_TEXT}", "MV204")
             return when
         if key == "id" and invisible_in(value):
             self._bad(line, f"Id: {clean_invisible(value)!r} holds {', '.join(invisible_in(value))}; "
@@ -261,7 +270,7 @@ def parse_log(
     day = file_date or log_date(name)
     if day is None:
         result.problems.append(
-            Problem(path, 1, "not a daily log: the file name must be a real date, YYYY-MM-DD.md; skipped",
+            Problem(path, 1, f"not a daily log: the file name must be a real date, YYYY-MM-DD.md, from {RANGE_TEXT}; skipped",
                     "warning" if not DATE_SHAPED_RE.match(name) else "error", "MV001")
         )
         return result
@@ -548,6 +557,8 @@ def _curated(
         try:
             day = date.fromisoformat(ann["date"])
         except ValueError:
+            day = None
+        if day is None or not day_in_range(day):
             problems.append(Problem(path, first + 1, f"bad date {ann['date']!r} in annotation", code="MV301"))
             continue
         when = datetime.combine(day, time(0), tz)

@@ -2,14 +2,23 @@
 
 A time without a zone means the vault's zone. A plain date means the start of that day for
 `since`-like options and the end of it for `until`/`as of` ones (`day_end=True`).
+
+Every time memvault reads, here or in a file, lies within `in_range`: a wall-clock time from
+`EARLIEST` to `LATEST` that can be expressed in UTC and in the vault's zone. Python's datetime
+stops at year 9999 and raises OverflowError on any step past it (a zone shift, the end of a day,
+`99999 years ago`); the bounds leave a day for zone shifts at the top and centuries for look-backs
+such as curate's at the bottom. A time given outside is a `TimeOutOfRange`.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, time, timedelta, tzinfo
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 from memvault.errors import InputError
+
+EARLIEST = datetime(1000, 1, 1)
+LATEST = datetime(9999, 12, 30, 23, 59, 59, 999999)
 
 AGO_RE = re.compile(
     r"^(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>s|sec|secs|seconds?|m|min|mins|minutes?|h|hrs?|hours?|"
@@ -19,6 +28,35 @@ DAYS_AGO_AT_RE = re.compile(r"^(?P<n>\d+)\s*(?P<unit>d|days?|w|wks?|weeks?)\s+ag
 CLOCK_RE = re.compile(r"^(?P<h>\d{1,2})(?::(?P<m>\d{2}))?(?::(?P<s>\d{2}))?\s*(?P<ampm>am|pm)?$")
 UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "mo": 30 * 86400, "y": 365 * 86400}
 DAY_WORDS = {"today": 0, "yesterday": -1, "tomorrow": 1}
+MAX_AGO_DIGITS = 20  # `N units ago`: longer numbers are out of range anyway; int() of 4301+ digits raises
+
+
+class TimeOutOfRange(InputError):
+    """A time that reads fine but lies outside the years memvault can compute with."""
+
+
+def in_range(value: datetime, tz: tzinfo) -> bool:
+    """Whether memvault can compute with the aware time `value` in a vault whose zone is `tz`."""
+    if not EARLIEST <= value.replace(tzinfo=None) <= LATEST:
+        return False
+    try:
+        value.astimezone(UTC)
+        value.astimezone(tz)
+    except OverflowError:
+        return False
+    return True
+
+
+def day_in_range(day: date) -> bool:
+    return EARLIEST.date() <= day <= LATEST.date()
+
+
+RANGE_TEXT = f"{EARLIEST.date()} to {LATEST.date()}"
+
+
+def _out_of_range(raw: str) -> TimeOutOfRange:
+    shown = raw if len(raw) <= 40 else raw[:37] + "..."
+    return TimeOutOfRange(f"the time {shown!r} is out of range: times run from {RANGE_TEXT}")
 
 
 def _unit(word: str) -> int:
@@ -51,9 +89,19 @@ def parse_clock(text: str) -> time | None:
 
 
 def parse_time(text: str, tz: tzinfo, now: datetime | None = None, *, day_end: bool = False) -> datetime:
-    """Parse `text` into an aware datetime; raise InputError naming what is accepted."""
-    raw = text
-    text = " ".join(text.strip().lower().split())
+    """Parse `text` into an aware datetime; raise InputError naming what is accepted
+    (TimeOutOfRange when it reads but is not `in_range`)."""
+    try:
+        value = _parse(text, tz, now, day_end)
+    except OverflowError:  # arithmetic past year 1 or 9999
+        raise _out_of_range(text) from None
+    if not in_range(value, tz):
+        raise _out_of_range(text)
+    return value
+
+
+def _parse(raw: str, tz: tzinfo, now: datetime | None, day_end: bool) -> datetime:
+    text = " ".join(raw.strip().lower().split())
     now = (now or datetime.now(tz)).astimezone(tz)
     if not text:
         raise InputError("empty time")
@@ -61,12 +109,16 @@ def parse_time(text: str, tz: tzinfo, now: datetime | None = None, *, day_end: b
         return now
     m = AGO_RE.match(text)
     if m:
+        if len(m["n"].partition(".")[0]) > MAX_AGO_DIGITS:
+            raise _out_of_range(raw)
         return now - timedelta(seconds=float(m["n"]) * _unit(m["unit"]))
     m = DAYS_AGO_AT_RE.match(text)
     if m:  # "3 days ago 14:30": a time of day on that calendar day, like "yesterday 9am"
         clock = parse_clock(m["clock"])
         if clock is None:
             raise InputError(f"cannot read the time of day in {raw!r}")
+        if len(m["n"]) > MAX_AGO_DIGITS:
+            raise _out_of_range(raw)
         days = int(m["n"]) * (7 if m["unit"].startswith("w") else 1)
         return datetime.combine(now.date() - timedelta(days=days), clock, tz)
     word, _, rest = text.partition(" ")

@@ -124,10 +124,12 @@ class History:
             if when.tzinfo is None:
                 when = when.replace(tzinfo=self.config.tz)
             return TimePoint(when.astimezone(UTC), None, when.isoformat(), self.config.tz)
-        from memvault.entries.timeparse import parse_time
+        from memvault.entries.timeparse import TimeOutOfRange, parse_time
 
         try:
             return TimePoint(parse_time(when, self.config.tz, day_end=day_end).astimezone(UTC), None, when, self.config.tz)
+        except TimeOutOfRange:
+            raise  # it read as a time: do not look for a revision of that name
         except InputError as exc:
             repo = self.repo
             commit = repo.resolve(when.strip()) if repo is not None else None
