@@ -440,11 +440,8 @@ def test_a_1mb_entry_parses_in_linear_time():
     assert cpu_seconds(lambda: parse_log(text, "memory/2026-02-21.md", Config())) < BOUND
 
 
-SCHEME_RUN_XFAIL = pytest.mark.xfail(
-    reason="secretscan.py MV506 `\\b[a-z][a-z0-9+.-]*://` is quadratic on a long run of scheme characters "
-           "(100 kB: 30 s); secretscan.py belongs to the point-12 rewrite", strict=False)
 SECRET_CASES = [  # the bodies alone by default; after credential words, and the known-slow one, when slow
-    pytest.param(seed, body, marks=[SCHEME_RUN_XFAIL] * (body == "scheme-run") + [pytest.mark.slow] * bool(seed or body == "scheme-run"))
+    pytest.param(seed, body, marks=[pytest.mark.slow] * bool(seed or body == "scheme-run"))
     for seed in ("", "password", "api_key = ", "the password is ") for body in BODIES
 ]
 
