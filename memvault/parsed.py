@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from memvault.config.core import CONFIG_NAME, Config
+from memvault.derived_db import source_fingerprint
 from memvault.entries.model import Event, Problem
 from memvault.entries.parse import ParsedFile, log_date, parse_log, parse_memory
 from memvault.entries.timeline import Timeline
@@ -26,11 +27,17 @@ from memvault.layout import (
     read_file,
 )
 
-__all__ = ["BIG_FILE", "ENV_VAR", "ParsedVault", "discover", "parse_path", "parse_text"]
+__all__ = ["BIG_FILE", "ENV_VAR", "ParsedVault", "discover", "parse_path", "parse_text", "parser_fingerprint"]
 
 ENV_VAR = "MEMVAULT_VAULT"
 BIG_FILE = 10 * 1024 * 1024
 
+
+
+def parser_fingerprint(seed: str = "") -> str:
+    """A digest of the code that turns files into events: derived state (the index, history's
+    caches) made by another version of it is rebuilt rather than trusted."""
+    return source_fingerprint(seed, "memvault.entries", "memvault.textsafety", "memvault.parsed")
 
 def discover(path: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:
     """--vault PATH, else $MEMVAULT_VAULT, else the nearest memvault.toml above cwd."""

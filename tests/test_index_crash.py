@@ -59,3 +59,30 @@ def test_kill_9_mid_write(vault_dir, backend, mode):
         assert index.stale_reason() is None
         assert index.events() == fresh(vault.root)[0]
         assert [h.id for h in index.search("omega", record_access=False)] == ["2026-02-14T10:00"]
+
+
+def test_an_index_built_by_another_parser_is_rebuilt(tmp_path):
+    """A parser change (a new memvault) can read the same files differently: the index says so
+    and rebuilds instead of serving what the old parser made of them."""
+    import sqlite3
+
+    from memvault.parsed import ParsedVault
+    from memvault.search.index import open_index
+
+    root = tmp_path / "v"
+    (root / "memory").mkdir(parents=True)
+    (root / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n')
+    (root / "memory" / "2026-02-21.md").write_text("# 2026-02-21\n\n## 09:00 - Observation\nquokka sighting\n")
+    vault = ParsedVault.open(root)
+    index = open_index(vault)
+    index.update()
+    assert index.stale_reason() is None
+    index.close()
+    db = next((root / ".memvault").rglob("*.db"))
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE meta SET value = 'older' WHERE key = 'parser'")
+    index = open_index(ParsedVault.open(root))
+    assert index.stale_reason() == "built by another version of memvault's parser"
+    index.update()
+    assert index.stale_reason() is None
+    index.close()

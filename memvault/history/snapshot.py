@@ -23,13 +23,13 @@ from typing import Any
 
 from memvault import derived_db
 from memvault.config.core import Config
-from memvault.derived_db import source_fingerprint
 from memvault.entries.model import Event
 from memvault.entries.spans import live_interval
 from memvault.entries.timeline import Timeline
 from memvault.fsio import DERIVED_DIR, decode_text
 from memvault.history.gitrepo import Commit, GitRepo
 from memvault.history.timelines import NEVER_LIVE, StateTimeline, VersionInfos, VersionTable
+from memvault.parsed import parser_fingerprint
 from memvault.sqlutil import in_chunks
 
 CACHE_FILE = "history.sqlite"
@@ -52,7 +52,7 @@ def blob_id(data: bytes) -> str:
 def fingerprint(config: Config) -> str:
     """What parsed events depend on besides the bytes: parser code and settings."""
     settings = json.dumps([config.timezone, list(config.types), config.memory_sections], sort_keys=True)
-    return source_fingerprint(f"{SCHEMA} {settings}", "memvault.entries", "memvault.textsafety")
+    return parser_fingerprint(f"{SCHEMA} {settings}")
 
 
 def parse_bytes(data: bytes, path: str, config: Config) -> list[Event]:

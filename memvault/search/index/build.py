@@ -15,6 +15,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from memvault.layout import iter_markdown
+from memvault.parsed import parser_fingerprint
 from memvault.search.index import heal, links, store
 from memvault.search.index.engine import UpdateReport
 from memvault.search.textproc import ANALYZER_VERSION
@@ -87,7 +88,7 @@ def _build(index: Index, progress: Progress | None, note: str | None) -> UpdateR
         links.recompute_all(conn, all_events, vault.config)
         engine.commit()
         meta: dict[str, Any] = {
-            "schema_version": store.SCHEMA_VERSION, "analyzer_version": ANALYZER_VERSION,
+            "schema_version": store.SCHEMA_VERSION, "analyzer_version": ANALYZER_VERSION, "parser": parser_fingerprint(),
             "fingerprint": index._fingerprint(), "backend": index.backend, "state": "clean",
             "last_update": time.time(), "generation": engine.generation() or "", "next_rowid": rowid,
         }

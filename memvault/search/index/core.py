@@ -30,7 +30,7 @@ from memvault.entries.timeline import Timeline
 from memvault.errors import ConfigError, InputError, UnsafePath
 from memvault.fsio import decode_text, locked
 from memvault.layout import is_file, is_vault_markdown, open_file, problem_at, walk
-from memvault.parsed import BIG_FILE, parse_text
+from memvault.parsed import BIG_FILE, parse_text, parser_fingerprint
 from memvault.search import access
 from memvault.search.index import heal, links, store
 from memvault.search.index.engine import Doc, Engine, FileState, IndexStatus, UpdateReport
@@ -138,6 +138,8 @@ class Index:
             return f"schema version {meta.get('schema_version')} (this memvault uses {store.SCHEMA_VERSION})"
         if meta.get("analyzer_version") != str(ANALYZER_VERSION):
             return "built with another text analyzer version"
+        if meta.get("parser") != parser_fingerprint():
+            return "built by another version of memvault's parser"
         if meta.get("fingerprint") != self._fingerprint():
             return "timezone, types or sections changed in memvault.toml"
         if meta.get("state") != "clean":
