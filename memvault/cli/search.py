@@ -31,12 +31,6 @@ def search(ctx, query, limit, types, tags, since, until, include_all, backend, a
     from memvault.search.index import search_vault
 
     vault = open_vault(ctx)
-    known = vault.config.types
-    for t in types:
-        if t.lower() not in known:
-            from memvault.errors import InputError
-
-            raise InputError(f"--type {t!r}: no such type; known: {', '.join(known)}")
     hits = search_vault(
         vault, " ".join(query), backend=backend, limit=limit, types=types, tags=tags,
         since=parse_when(vault, since), until=parse_when(vault, until, day_end=True),

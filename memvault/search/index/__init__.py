@@ -25,7 +25,11 @@ def open_index(vault, backend: str | None = None) -> Index:
 
 def search_vault(vault, query: str, *, backend: str | None = None, refresh: bool = True,
                  **options: Any) -> list[Hit]:
-    """Search with an index brought up to date first (what `memvault search` does)."""
+    """Search with an index brought up to date first (what `memvault search` does).
+
+    An unknown `types` entry is an `InputError`, by the rule `memvault list` uses
+    (`ParsedVault.check_types`)."""
+    vault.check_types(options.get("types", ()))
     with open_index(vault, backend) as index:
         if refresh:
             index.refresh()
