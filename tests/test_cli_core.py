@@ -237,3 +237,33 @@ def test_log_refuses_to_supersede_a_later_entry(runner, sample_vault):
                                  "--supersedes", "2026-02-14T14:30", "earlier"])
     assert result.exit_code == 2 and "which is later" in result.output
     assert not (sample_vault / "memory" / "2026-02-10.md").exists()
+
+
+def test_a_command_closes_the_vault_it_opened_however_it_ends(runner, sample_vault):
+    # history.py once closed time travel's caches by peeking into `vault.__dict__`; now every
+    # command's vault is closed with its click context, on success and on failure alike.
+    import click
+
+    from memvault.cli._common import MemvaultGroup, open_vault
+    from memvault.errors import InputError
+
+    closed: list[str] = []
+
+    @click.group(cls=MemvaultGroup)
+    def group() -> None:
+        pass
+
+    @group.command()
+    @click.argument("how")
+    @click.pass_context
+    def probe(ctx: click.Context, how: str) -> None:
+        vault = open_vault(ctx)
+        vault.on_close(lambda: closed.append(how))
+        assert how not in closed  # still open while the command runs
+        if how == "fails":
+            raise InputError("bad input")
+
+    for how, code in (("works", 0), ("fails", 2)):
+        result = runner.invoke(group, ["probe", how], obj={"vault_path": str(sample_vault)})
+        assert result.exit_code == code, result.output
+    assert closed == ["works", "fails"]
