@@ -64,6 +64,7 @@ def test_log_refuses_bad_input_with_exit_2(runner, sample_vault):
         (["log", "--supersedes", "belief from 2026-02-14", "x"], "ambiguous"),
         (["log", "## 09:00 - Belief"], "heading"),
         (["log", "password=" + "hunter2hunter2"], "secret"),
+        (["log", "--importance", "urgent", "x"], "--importance 'urgent': use high, medium, low or a number 0-1"),
     ]
     before = sorted(p.name for p in (sample_vault / "memory").iterdir())
     for args, fragment in cases:
@@ -71,6 +72,21 @@ def test_log_refuses_bad_input_with_exit_2(runner, sample_vault):
         assert result.exit_code in (1, 2), (args, result.output)
         assert fragment in result.output, (args, result.output)
     assert sorted(p.name for p in (sample_vault / "memory").iterdir()) == before
+
+
+def test_log_entry_reads_importance_as_the_command_line_gives_it(sample_vault):
+    # `--importance high` was read in the CLI; the library takes the same words and numbers.
+    import pytest
+
+    from memvault.errors import InputError
+
+    vault = Vault.open(sample_vault)
+    ev = log_entry(vault, "Prefers short answers", importance="medium")
+    assert ev.importance == 0.5 and Vault.open(sample_vault).get(ev.id).importance == 0.5
+    assert log_entry(vault, "Also terse commit messages", importance=0.3).importance == 0.3
+    with pytest.raises(InputError, match="use high, medium, low or a number 0-1"):
+        log_entry(vault, "never written", importance="urgent")
+    assert "never written" not in {e.content for e in Vault.open(sample_vault).events}
 
 
 def _log_many(args):

@@ -72,6 +72,18 @@ def test_index_and_rebuild_commands(vault_dir, runner):
         assert [h.id for h in index.search("garden", record_access=False)][:1] == ["2026-02-14T11:00"]
 
 
+def test_update_index_is_what_the_index_command_does(vault_dir):
+    from memvault.search.index import update_index
+
+    vault = setup(vault_dir)
+    heard: list[tuple[int, int]] = []
+    first = update_index(vault, progress=lambda done, total: heard.append((done, total)))
+    assert first.rebuilt and first.events_indexed == 3 and heard and heard[-1][0] == heard[-1][1]
+    assert not update_index(vault).touched
+    again = update_index(vault, rebuild=True)
+    assert again.rebuilt and again.reason is not None and again.events_indexed == 3
+
+
 def test_status_command(vault_dir, runner):
     vault = setup(vault_dir)
     result = runner.invoke(cli, ["status", "--json"])

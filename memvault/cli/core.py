@@ -51,20 +51,13 @@ def log(ctx, text, etype, at, supersedes, reconfirms, confidence, importance, ta
 
     TEXT '-' reads the text from stdin (multi-line text without shell quoting).
     """
-    from memvault.entries.parse import parse_importance
-    from memvault.errors import InputError
     from memvault.write.log import log_entry, log_result
 
     vault = open_vault(ctx)
-    imp = None
-    if importance is not None:
-        imp = parse_importance(importance)
-        if imp is None:
-            raise InputError(f"--importance {importance!r}: use high, medium, low or a number 0-1")
     body = sys.stdin.read() if text == ("-",) else " ".join(text)
     event = log_entry(
         vault, body, type=etype, at=parse_when(vault, at), supersedes=supersedes,
-        reconfirms=tuple(reconfirms), confidence=confidence, importance=imp,
+        reconfirms=tuple(reconfirms), confidence=confidence, importance=importance,
         tags=tuple(t.strip() for t in tags.split(",") if t.strip()), source=source, scope=scope, expires=parse_when(vault, expires),
         entry_id=entry_id,
     )
