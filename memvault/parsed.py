@@ -7,7 +7,7 @@ commands that only write (e.g. `log`) stay fast.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -18,7 +18,7 @@ from memvault.derived_db import source_fingerprint
 from memvault.entries.model import Event, Problem
 from memvault.entries.parse import ParsedFile, log_date, parse_log, parse_memory
 from memvault.entries.timeline import Timeline
-from memvault.errors import NotFoundError, UnsafePath, VaultNotFound
+from memvault.errors import InputError, NotFoundError, UnsafePath, VaultNotFound
 from memvault.fsio import DERIVED_DIR, decode_text
 from memvault.layout import (
     LOG_DIR,
@@ -193,6 +193,22 @@ class ParsedVault:
         hint = f"; did you mean {', '.join(res.candidates[:5])}?" if res.candidates else ""
         raise NotFoundError(f"no entry with id {event_id!r}{hint}")
 
+    def check_types(self, types: Iterable[str]) -> None:
+        """Refuse a type no entry can have: `--type beliefs` once listed nothing, silently.
+
+        Known types are the configured ones plus any an entry uses (a `## 10:00 - Feeling`
+        entry is kept though unconfigured, so it can be asked for). The entries are read
+        only when a type is not configured: search answers from its index without them.
+        """
+        given = list(types)
+        configured = set(self.config.types)
+        if all(t.lower() in configured for t in given):
+            return
+        known = configured | {e.type for e in self.events}
+        unknown = [t for t in given if t.lower() not in known]
+        if unknown:
+            raise InputError(f"--type {unknown[0]!r}: no such type; known: {', '.join(sorted(known))}")
+
     def entries(
         self,
         *,
@@ -204,7 +220,8 @@ class ParsedVault:
         at: datetime | None = None,
     ) -> list[Event]:
         """Entries filtered by type, time window and tag; live ones (as of `at`, default now)
-        unless `include_all`."""
+        unless `include_all`. An unknown type is an `InputError` (`check_types`)."""
+        self.check_types(types)
         when = at or self.now()
         tl = self.timeline
         wanted_types = {t.lower() for t in types}

@@ -205,6 +205,26 @@ def test_fix_and_staged_together_is_a_usage_error(runner, vault_dir):
     assert result.exit_code == 2 and "git add" in result.output
 
 
+def test_the_library_fixes_then_checks_in_one_call(vault_dir):
+    # What `check --fix` prints is one library call: the fixes made, then the problems left.
+    import memvault.check
+    from memvault.errors import InputError
+
+    write_vault(vault_dir, {"memory/2026-02-21.md": MESSY, "memory/2026-02-22.md": "## 09:00 - Observation\nx\n"})
+    one = str(vault_dir / "memory" / "2026-02-22.md")
+    report = memvault.check.run_check(Vault.open(vault_dir), [one], fix=True, now=NOW)
+    assert report.fixed == {"memory/2026-02-22.md": ["MV007"]} and report.files == ["memory/2026-02-22.md"]
+    assert (vault_dir / "memory" / "2026-02-21.md").read_text() == MESSY
+    report = memvault.check.run_check(Vault.open(vault_dir), fix=True, now=NOW)
+    assert list(report.fixed) == ["memory/2026-02-21.md"] and report.errors == 0
+    assert report.to_dict()["fixed"] == report.fixed
+    assert memvault.check.run_check(Vault.open(vault_dir), now=NOW).fixed == {}
+    with pytest.raises(InputError, match="git add"):
+        memvault.check.run_check(Vault.open(vault_dir), fix=True, staged=True)
+    assert {"code": "MV104", "severity": "warning", "title": "trailing whitespace",
+            "fixable": True} in memvault.check.rule_table()
+
+
 @pytest.mark.parametrize("code", ["MV002", "MV007", "MV008", "MV009", "MV015", "MV104"])
 def test_each_fixable_fixture_is_fixed(code: str, tmp_path: Path):
     vault = copy_fixture(code, "bad", tmp_path / "v")

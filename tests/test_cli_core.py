@@ -64,6 +64,7 @@ def test_log_refuses_bad_input_with_exit_2(runner, sample_vault):
         (["log", "--supersedes", "belief from 2026-02-14", "x"], "ambiguous"),
         (["log", "## 09:00 - Belief"], "heading"),
         (["log", "password=" + "hunter2hunter2"], "secret"),
+        (["log", "--importance", "urgent", "x"], "--importance 'urgent': use high, medium, low or a number 0-1"),
     ]
     before = sorted(p.name for p in (sample_vault / "memory").iterdir())
     for args, fragment in cases:
@@ -71,6 +72,21 @@ def test_log_refuses_bad_input_with_exit_2(runner, sample_vault):
         assert result.exit_code in (1, 2), (args, result.output)
         assert fragment in result.output, (args, result.output)
     assert sorted(p.name for p in (sample_vault / "memory").iterdir()) == before
+
+
+def test_log_entry_reads_importance_as_the_command_line_gives_it(sample_vault):
+    # `--importance high` was read in the CLI; the library takes the same words and numbers.
+    import pytest
+
+    from memvault.errors import InputError
+
+    vault = Vault.open(sample_vault)
+    ev = log_entry(vault, "Prefers short answers", importance="medium")
+    assert ev.importance == 0.5 and Vault.open(sample_vault).get(ev.id).importance == 0.5
+    assert log_entry(vault, "Also terse commit messages", importance=0.3).importance == 0.3
+    with pytest.raises(InputError, match="use high, medium, low or a number 0-1"):
+        log_entry(vault, "never written", importance="urgent")
+    assert "never written" not in {e.content for e in Vault.open(sample_vault).events}
 
 
 def _log_many(args):
@@ -237,3 +253,33 @@ def test_log_refuses_to_supersede_a_later_entry(runner, sample_vault):
                                  "--supersedes", "2026-02-14T14:30", "earlier"])
     assert result.exit_code == 2 and "which is later" in result.output
     assert not (sample_vault / "memory" / "2026-02-10.md").exists()
+
+
+def test_a_command_closes_the_vault_it_opened_however_it_ends(runner, sample_vault):
+    # history.py once closed time travel's caches by peeking into `vault.__dict__`; now every
+    # command's vault is closed with its click context, on success and on failure alike.
+    import click
+
+    from memvault.cli._common import MemvaultGroup, open_vault
+    from memvault.errors import InputError
+
+    closed: list[str] = []
+
+    @click.group(cls=MemvaultGroup)
+    def group() -> None:
+        pass
+
+    @group.command()
+    @click.argument("how")
+    @click.pass_context
+    def probe(ctx: click.Context, how: str) -> None:
+        vault = open_vault(ctx)
+        vault.on_close(lambda: closed.append(how))
+        assert how not in closed  # still open while the command runs
+        if how == "fails":
+            raise InputError("bad input")
+
+    for how, code in (("works", 0), ("fails", 2)):
+        result = runner.invoke(group, ["probe", how], obj={"vault_path": str(sample_vault)})
+        assert result.exit_code == code, result.output
+    assert closed == ["works", "fails"]

@@ -72,6 +72,18 @@ def test_index_and_rebuild_commands(vault_dir, runner):
         assert [h.id for h in index.search("garden", record_access=False)][:1] == ["2026-02-14T11:00"]
 
 
+def test_update_index_is_what_the_index_command_does(vault_dir):
+    from memvault.search.index import update_index
+
+    vault = setup(vault_dir)
+    heard: list[tuple[int, int]] = []
+    first = update_index(vault, progress=lambda done, total: heard.append((done, total)))
+    assert first.rebuilt and first.events_indexed == 3 and heard and heard[-1][0] == heard[-1][1]
+    assert not update_index(vault).touched
+    again = update_index(vault, rebuild=True)
+    assert again.rebuilt and again.reason is not None and again.events_indexed == 3
+
+
 def test_status_command(vault_dir, runner):
     vault = setup(vault_dir)
     result = runner.invoke(cli, ["status", "--json"])
@@ -124,6 +136,27 @@ def test_search_with_an_unknown_type_is_a_usage_error(runner, vault_dir):
     (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n')
     result = runner.invoke(cli, ["search", "ci", "--type", "beliefs"])
     assert result.exit_code == 2 and "no such type" in result.output
+
+
+def test_search_type_accepts_what_list_accepts(vault_dir, runner):
+    # `list --type feeling` worked on a vault with a `Feeling` entry; `search --type feeling`
+    # was refused (configured types only). Both now ask the library's one rule.
+    from memvault.cli import cli
+    from memvault.vault import Vault
+
+    setup(vault_dir)
+    write_log(vault_dir, "2026-02-22", entry("10:00", "Feeling", "Calm about the weekly updates"))
+    listed = runner.invoke(cli, ["list", "--type", "feeling", "--json"])
+    found = runner.invoke(cli, ["search", "weekly", "--type", "Feeling", "--json"])
+    assert listed.exit_code == found.exit_code == 0, found.output
+    assert [d["id"] for d in json.loads(listed.output)] == ["2026-02-22T10:00"]
+    assert [h["id"] for h in json.loads(found.output)] == ["2026-02-22T10:00"]
+    with Vault.open(vault_dir) as vault:
+        assert vault.timeline.by_id["2026-02-22T10:00"].type == "feeling"
+    for command in (["list"], ["search", "weekly"]):
+        refused = runner.invoke(cli, [*command, "--type", "feelings"])
+        assert refused.exit_code == 2
+        assert "--type 'feelings': no such type; known: belief, correction, decision, feeling, observation" in refused.output
 
 
 def test_bad_search_settings_name_the_key(runner, vault_dir):

@@ -136,9 +136,11 @@ TIME_OR_REVISION = TimeText(revisions=True)
 
 
 def open_vault(ctx: click.Context):  # -> Vault, imported lazily to keep start-up fast
+    """The vault --vault names, closed (its caches and git processes released) when the
+    command's context ends, however it ends."""
     from memvault.vault import Vault
 
-    return Vault.open(ctx.find_root().obj.get("vault_path"))
+    return ctx.with_resource(Vault.open(ctx.find_root().obj.get("vault_path")))
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for programs.")

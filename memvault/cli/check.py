@@ -22,24 +22,13 @@ def check(ctx, paths, staged, fix, list_rules, as_json) -> None:
     documented in docs/checks.md; turn rules off with [checks] disable in memvault.toml.
     """
     if list_rules:
-        from memvault.check.rules import RULES
+        from memvault.check import rule_table
 
-        emit([{"code": r.code, "severity": r.severity, "title": r.title, "fixable": r.fixable}
-              for r in RULES.values()], as_json, _rules_text)
+        emit(rule_table(), as_json, _rules_text)
         return
-    from memvault.check.runner import check_vault, vault_paths
-    from memvault.errors import InputError
+    from memvault.check import run_check
 
-    vault = open_vault(ctx)
-    fixed: dict[str, list[str]] = {}
-    if fix:
-        if staged:
-            raise InputError("--fix repairs the working tree, --staged judges the index: run --fix, `git add`, then commit")
-        from memvault.check.fixes import fix_vault
-
-        fixed = fix_vault(vault, vault_paths(vault.root, paths) if paths else ())
-    report = check_vault(vault, paths, staged=staged)
-    report.fixed = fixed
+    report = run_check(open_vault(ctx), paths, staged=staged, fix=fix)
     emit(report.to_dict(), as_json, lambda _: _report_text(report))
     if report.errors:
         ctx.exit(1)

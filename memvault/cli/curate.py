@@ -32,7 +32,7 @@ def curate(ctx, dry_run, yes, interactive, explain, with_cmd, at, since, everyth
     n (skip), e (edit in $EDITOR) or q (stop). Text curate does not touch stays byte for byte.
     --json without --yes prints the plan (with its diff) and changes nothing.
     """
-    from memvault.curate.promote import apply, plan_curation, plan_dict
+    from memvault.curate.promote import plan_curation, plan_dict
     from memvault.errors import InputError
 
     exclusive = [name for name, on in (("--dry-run", dry_run), ("--yes", yes), ("--explain", explain is not None),
@@ -62,81 +62,50 @@ def curate(ctx, dry_run, yes, interactive, explain, with_cmd, at, since, everyth
         emit(plan_dict(plan), as_json, lambda d: _plan_text(plan, d))
         return
     if yes:
-        if not plan.proposals and not plan.archives:
-            emit(_nothing(plan), as_json, lambda d: d["message"])
-            return
-        result = apply(vault, plan)
-        emit(_result_dict(plan, result), as_json, _result_text)
+        from memvault.curate.review import apply_all
+
+        emit(apply_all(vault, plan), as_json, _outcome_text)
         return
-    _review(vault, plan)
+    from memvault.curate.review import Review
+
+    _review(Review(vault, plan))
 
 
 # ----------------------------------------------------------------------------- output
 
 
-def _budget_line(b: dict) -> str:
-    parts = []
-    if b["chars"]:
-        parts.append(f"{b['before']['chars']:,} \u2192 {b['after']['chars']:,} / {b['chars']:,} chars")
-    if b["lines"]:
-        parts.append(f"{b['before']['lines']:,} \u2192 {b['after']['lines']:,} / {b['lines']:,} lines")
-    if not parts:
-        parts.append(f"{b['after']['chars']:,} chars, no budget set")
-    return "budget: " + "; ".join(parts) + ("  OVER BUDGET" if b["over"] else "")
-
-
-def _window(plan) -> str:
-    if plan.since is None:
-        return "every live entry" + (" (--all)" if plan.since_from == "all" else " (no earlier curation)")
-    where = "last curation, from MEMORY.md" if plan.since_from == "marker" else "--since"
-    return f"entries since {plan.since.isoformat()} ({where})"
-
-
-def _nothing(plan) -> dict:
-    from memvault.curate.promote import budget
-
-    b = budget(plan)
-    return {"applied": False, "message": f"nothing to curate: {_window(plan)}; {_budget_line(b)}", "budget": b}
-
-
 def _plan_text(plan, d: dict) -> str:
     from memvault.curate.promote import describe
+    from memvault.curate.review import budget_line, nothing, window
 
     if not plan.proposals and not plan.archives:
-        return _nothing(plan)["message"]
-    out = [f"curate as of {plan.at.isoformat()}: {_window(plan)}"]
+        return nothing(plan)["message"]
+    out = [f"curate as of {plan.at.isoformat()}: {window(plan)}"]
     for p in plan.proposals + plan.archives:
         out.append(f"  {describe(p)}{'  [rewritten by --with]' if p.origin == 'with' else ''}")
         if p.text:
             out.append(f"      \u201c{short(p.text, 90)}\u201d")
         out.append(f"      why: {short(p.reason, 100)}")
-    out.append(_budget_line(d["budget"]))
+    out.append(budget_line(d["budget"]))
     out += [f"warning: {w}" for w in d["warnings"]]
     out.append("")
     out.append(d["diff"].rstrip("\n") or "(no change)")
     return "\n".join(out)
 
 
-def _result_dict(plan, result, accepted=None, archived=None) -> dict:
-    from memvault.curate.promote import budget_warnings
-
-    chosen = [p for p in plan.proposals if accepted is None or p.key in accepted]
-    return {
-        "applied": result.written, "memory": str(plan.path), "counts": result.counts, "budget": result.budget,
-        "proposals": [p.to_dict() for p in chosen],
-        "archives": [a.to_dict() for a in (plan.archives if archived is None else archived)],
-        "archived_to": result.archived_to, "curation_point_recorded": result.marker,
-        "warnings": list(plan.warnings) + budget_warnings(plan, result.budget),
-    }
+def _outcome_text(d: dict) -> str:
+    return d["message"] if "message" in d else _result_text(d)
 
 
 def _result_text(d: dict) -> str:
+    from memvault.curate.review import budget_line
+
     c = d["counts"]
     line = (f"MEMORY.md: {c['add']} added, {c['update']} updated, {c['reconfirm']} reconfirmed, "
             f"{c['archive']} archived" + (f" (to {d['archived_to']})" if d["archived_to"] else ""))
     if not d["applied"]:
         line = "MEMORY.md unchanged"
-    out = [line, _budget_line(d["budget"])]
+    out = [line, budget_line(d["budget"])]
     out += [f"warning: {w}" for w in d["warnings"]]
     return "\n".join(out)
 
@@ -154,17 +123,41 @@ def _explain_text(items: list[dict]) -> str:
 # ----------------------------------------------------------------------------- review
 
 
-def _show(plan, p, n: int, total: int, budget_text: str) -> None:
-    from memvault.curate.promote import describe
+def _review(review) -> None:
+    """Ask about each step of the library's review; it re-plans and writes."""
+    while (step := review.step) is not None:
+        _show(step)
+        answer = _ask(allow_edit=step.editable)
+        if answer == "e":
+            _edit(review, step)
+        else:
+            {"y": review.accept, "n": review.skip, "q": review.quit}[answer]()
+    outcome = review.finish()
+    if outcome is None:
+        say("stopped; nothing was written")
+    elif "message" in outcome:
+        say(outcome["message"])
+    else:
+        say("")
+        say(_result_text(outcome))
+        if review.stopped:
+            say("stopped early: the curation point was not moved, so skipped entries come back next time")
 
+
+def _show(step) -> None:
+    from memvault.curate.promote import describe
+    from memvault.curate.review import budget_line
+
+    p = step.proposal
     say("")
-    say(f"({n}/{total}) {describe(p)}" + ("  [rewritten by --with]" if p.origin == "with" else ""), bold=True)
+    say(f"({step.number}/{step.total}) {describe(p)}" + ("  [rewritten by --with]" if p.origin == "with" else ""),
+        bold=True)
     for line in p.old:
         say(f"  - {line}", fg="red")
     for line in p.lines:
         say(f"  + {line}", fg="green")
     say(f"  why: {p.reason}")
-    say(f"  {budget_text}")
+    say(f"  {budget_line(step.budget)}")
 
 
 def _ask(allow_edit: bool) -> str:
@@ -178,97 +171,18 @@ def _ask(allow_edit: bool) -> str:
         say(HELP_KEYS if allow_edit else HELP_KEYS.replace("e = edit in $EDITOR, ", ""))
 
 
-def _edit(p, current: tuple[str, ...]) -> tuple[str, ...] | None:
-    """The edited bullet, () to skip it (emptied), or None when the edit cannot be used."""
-    from memvault.curate.document import check_edit
+def _edit(review, step) -> None:
+    """Edit the bullet in $EDITOR; an edit that cannot be used is said, and the step asked again."""
     from memvault.errors import InputError
 
     try:
-        text = click.edit("\n".join(current) + "\n", extension=".md", require_save=False)
+        text = click.edit(step.draft(), extension=".md", require_save=False)
     except click.ClickException as exc:  # no such editor, or it failed: keep reviewing, lose nothing
         say(f"  not used: {exc.format_message()} (check $EDITOR)")
-        return None
+        return
     if text is None:
-        return None
+        return
     try:
-        return check_edit(text, p.block_id)
+        review.edit(text)
     except InputError as exc:
         say(f"  not used: {exc}")
-        return None
-
-
-def _review(vault, plan) -> None:
-    from memvault.curate.promote import apply, budget
-
-    if not plan.proposals and not plan.archives:
-        say(_nothing(plan)["message"])
-        return
-    accepted: dict[str, tuple[str, ...]] = {}
-    stopped = False
-    total = len(plan.proposals)
-    for n, p in enumerate(plan.proposals, 1):
-        current = p.lines
-        while True:
-            trial = dict(accepted, **{p.key: current})
-            _show(plan, _with_lines(p, current), n, total, _budget_line(budget(plan, trial, [])))
-            answer = _ask(allow_edit=True)
-            if answer == "e":
-                edited = _edit(p, current)
-                if edited == ():
-                    answer = "n"
-                elif edited is not None:
-                    current = edited
-                    continue
-                else:
-                    continue
-            break
-        if answer == "q":
-            stopped = True
-            break
-        if answer == "y":
-            accepted[p.key] = current
-    archived: list = []
-    if not stopped:
-        archived, stopped = _review_archives(plan, accepted)
-    if not accepted and not archived and stopped:
-        say("stopped; nothing was written")
-        return
-    result = apply(vault, plan, accepted, archived, complete=not stopped)
-    d = _result_dict(plan, result, accepted, archived)
-    say("")
-    say(_result_text(d))
-    if stopped:
-        say("stopped early: the curation point was not moved, so skipped entries come back next time")
-
-
-def _review_archives(plan, accepted: dict):
-    """Ask about each archive the budget needs; a kept bullet makes room for the next one.
-
-    Returns the accepted archives and whether the person stopped.
-    """
-    from dataclasses import replace
-
-    from memvault.curate.promote import archives_for, budget
-
-    archived, kept, n = [], set(), 0
-    while True:
-        done = {a.bullet for a in archived} | kept
-        pending = [a for a in archives_for(plan, accepted, exclude=kept) if a.bullet not in done]
-        if not pending:
-            return archived, False
-        n += 1
-        a = replace(pending[0], key=f"a{n}")
-        _show(plan, a, n, n + len(pending) - 1, _budget_line(budget(plan, accepted, archived + [a])))
-        answer = _ask(allow_edit=False)
-        if answer == "q":
-            return archived, True
-        if answer == "y":
-            archived.append(a)
-        else:
-            kept.add(a.bullet)
-
-
-def _with_lines(p, lines: tuple[str, ...]):
-    from dataclasses import replace
-
-    return replace(p, lines=lines)

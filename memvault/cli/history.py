@@ -1,9 +1,8 @@
-"""Time-travel commands: asof, changes, history, diff (library: memvault/history.py)."""
+"""Time-travel commands: asof, changes, history, diff (library: memvault/history/)."""
 
 from __future__ import annotations
 
 from datetime import datetime, tzinfo
-from typing import Any
 
 import click
 
@@ -25,20 +24,6 @@ T_FORMS = (
 T_HELP = f"T: {T_FORMS}. A plain date means the end of that day."
 
 
-def _run(ctx: click.Context, call: Any) -> Any:
-    return _run_in(ctx, call)[0]
-
-
-def _run_in(ctx: click.Context, call: Any) -> tuple[Any, tzinfo]:
-    """The library call's answer, and the vault's zone (text output shows times in it)."""
-    vault = open_vault(ctx)
-    try:
-        return call(vault), vault.config.tz
-    finally:
-        if "past" in vault.__dict__:
-            vault.past.close()
-
-
 @cli.command(help="The entries live as of T; with QUERY, those matching it, ranked as of T.\n\n" + T_HELP)
 @click.argument("when", metavar="T", type=TIME_OR_REVISION)
 @click.argument("query", nargs=-1)
@@ -47,8 +32,7 @@ def _run_in(ctx: click.Context, call: Any) -> tuple[Any, tzinfo]:
 @json_option
 @click.pass_context
 def asof(ctx, when: str, query: tuple[str, ...], recorded: bool, limit: int | None, as_json: bool) -> None:
-    text = " ".join(query) or None
-    items = _run(ctx, lambda v: v.as_of(when, text, recorded=recorded, limit=limit))
+    items = open_vault(ctx).as_of(when, " ".join(query) or None, recorded=recorded, limit=limit)
     emit(items, as_json, _asof_text)
 
 
@@ -67,7 +51,7 @@ def _asof_text(items: list[dict]) -> str:
 @click.pass_context
 def changes(ctx, since: str, until: str | None, as_json: bool) -> None:
     """What changed since T: new entries, newly superseded ones, and (from git) edits and deletions."""
-    data = _run(ctx, lambda v: v.changes(since, until))
+    data = open_vault(ctx).changes(since, until)
     emit(data, as_json, _changes_text)
     for warning in data.get("warnings", []) if not as_json else []:
         say(f"note: {warning}", err=True)
@@ -119,8 +103,9 @@ def _was(old: str, new: str, width: int = 70) -> str:
 @click.pass_context
 def history_cmd(ctx, event_id: str, as_json: bool) -> None:
     """The supersession chain ID belongs to (what superseded what), and the commits that changed it."""
-    data, tz = _run_in(ctx, lambda v: v.history(event_id))
-    emit(data, as_json, lambda d: _history_text(d, tz))
+    vault = open_vault(ctx)
+    data = vault.history(event_id)
+    emit(data, as_json, lambda d: _history_text(d, vault.config.tz))
 
 
 def _local(iso: str, tz: tzinfo) -> str:
@@ -156,7 +141,7 @@ def _history_text(data: dict, tz: tzinfo) -> str:
 @json_option
 @click.pass_context
 def diff_cmd(ctx, first: str, second: str, as_json: bool) -> None:
-    data = _run(ctx, lambda v: v.diff(first, second))
+    data = open_vault(ctx).diff(first, second)
     emit(data, as_json, _diff_text)
 
 

@@ -41,12 +41,6 @@ def search(ctx, query, limit, types, tags, since, until, include_all, backend, a
     from memvault.search.index import search_vault
 
     vault = open_vault(ctx)
-    known = vault.config.types
-    for t in types:
-        if t.lower() not in known:
-            from memvault.errors import InputError
-
-            raise InputError(f"--type {t!r}: no such type; known: {', '.join(known)}")
     hits = search_vault(
         vault, " ".join(query), backend=backend, limit=limit, types=types, tags=tags,
         since=parse_when(vault, since), until=parse_when(vault, until, day_end=True),
@@ -89,15 +83,15 @@ def _hits_text(items: list[dict]) -> str:
 @click.pass_context
 def index_cmd(ctx, rebuild: bool, backend: str | None, wait: bool, timeout: float, as_json: bool) -> None:
     """Bring the search index up to date with the Markdown (only changed files are re-read)."""
-    from memvault.search.index import open_index
+    from memvault.search.index import update_index
 
     if wait:
         from memvault.cli.watch import index_wait
 
         return index_wait(ctx, backend=backend, timeout=timeout, rebuild=rebuild, as_json=as_json)
     vault = open_vault(ctx)
-    with open_index(vault, backend) as index, _Progress(is_tty() and not as_json) as progress:
-        report = index.rebuild(progress=progress) if rebuild else index.update(progress=progress)
+    with _Progress(is_tty() and not as_json) as progress:
+        report = update_index(vault, backend, rebuild=rebuild, progress=progress)
     emit(report.to_dict(), as_json, _report_text)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from memvault.config.core import CONFIG_NAME, local_zone_name
 from memvault.entries.model import Event
-from memvault.entries.parse import parse_log
+from memvault.entries.parse import parse_importance, parse_log
 from memvault.entries.render import render_entry
 from memvault.errors import InputError, MemvaultError, NotFoundError
 from memvault.fsio import append_spacing, atomic_write, decode_text, encode_like, locked, rewrite
@@ -88,7 +88,7 @@ def log_entry(
     supersedes: str | None = None,
     reconfirms: tuple[str, ...] = (),
     confidence: float | None = None,
-    importance: float | None = None,
+    importance: float | str | None = None,
     tags: tuple[str, ...] = (),
     source: str | None = None,
     scope: str | None = None,
@@ -96,7 +96,10 @@ def log_entry(
     entry_id: str | None = None,
     check_refs: bool = True,
 ) -> Event:
-    """Append an entry to its day's log, in time order, under the vault's write lock."""
+    """Append an entry to its day's log, in time order, under the vault's write lock.
+
+    `importance` is a number 0-1, or a word or number as an `Importance:` line takes it."""
+    importance = _importance(importance)
     etype = type.lower()
     if etype not in vault.config.types:
         raise InputError(f"unknown type {type!r}; known: {', '.join(vault.config.types)}")
@@ -140,6 +143,15 @@ def log_entry(
         if ev.line == line:
             return ev
     raise MemvaultError(f"{rel}: the new entry at line {line} did not parse back; please report this")  # pragma: no cover
+
+
+def _importance(value: float | str | None) -> float | None:
+    if not isinstance(value, str):
+        return value
+    number = parse_importance(value)
+    if number is None:
+        raise InputError(f"--importance {value!r}: use high, medium, low or a number 0-1")
+    return number
 
 
 def with_entry(raw: bytes, event: Event, rel: str, vault: ParsedVault) -> tuple[bytes, str, int]:

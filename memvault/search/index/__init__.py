@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memvault.search.index.core import BACKENDS, Index, resolve_backend
+from memvault.search.index.core import BACKENDS, Index, Progress, resolve_backend
 from memvault.search.index.engine import FileState, IndexStatus, UpdateReport
 from memvault.search.rank import Hit
 
@@ -25,11 +25,23 @@ def open_index(vault, backend: str | None = None) -> Index:
 
 def search_vault(vault, query: str, *, backend: str | None = None, refresh: bool = True,
                  **options: Any) -> list[Hit]:
-    """Search with an index brought up to date first (what `memvault search` does)."""
+    """Search with an index brought up to date first (what `memvault search` does).
+
+    An unknown `types` entry is an `InputError`, by the rule `memvault list` uses
+    (`ParsedVault.check_types`)."""
+    vault.check_types(options.get("types", ()))
     with open_index(vault, backend) as index:
         if refresh:
             index.refresh()
         return index.search(query, **options)
+
+
+def update_index(vault, backend: str | None = None, *, rebuild: bool = False,
+                 progress: Progress | None = None) -> UpdateReport:
+    """Bring the index up to date with the files (only changed ones are re-read), or rebuild
+    it from scratch (what `memvault index` does); `progress(done, total)` hears how far it is."""
+    with open_index(vault, backend) as index:
+        return index.rebuild(progress=progress) if rebuild else index.update(progress=progress)
 
 
 def index_status(vault, backend: str | None = None) -> IndexStatus:
@@ -45,5 +57,5 @@ def status_section(vault) -> tuple[str, dict[str, Any], list[str]]:
 
 __all__ = [
     "BACKENDS", "FileState", "Hit", "Index", "IndexStatus", "UpdateReport", "index_status",
-    "open_index", "resolve_backend", "search_vault", "status_section",
+    "open_index", "resolve_backend", "search_vault", "status_section", "update_index",
 ]
