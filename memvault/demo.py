@@ -7,12 +7,11 @@ recorded-time queries (each day is its own commit, dated that day).
 from __future__ import annotations
 
 import os
-import subprocess
 from datetime import date, timedelta
 from pathlib import Path
 
-from memvault.errors import GitError
 from memvault.fsio import atomic_write
+from memvault.gitio import run_git
 from memvault.write.log import init_vault
 
 # The seed's story, with dates relative to today so decay and "3 days ago" mean something.
@@ -88,7 +87,7 @@ def build_demo(target: Path, today: date | None = None) -> Path:
     """Create the demo vault in `target` (which must not hold a vault)."""
     dates = demo_dates(today)
     root = init_vault(Path(target), timezone="UTC", git=False)
-    _git(root, ["init", "-q"], dict(os.environ))
+    run_git(["init", "-q"], root)
     _commit(root, "memvault: new vault", f"{dates['d0']}T08:00:00+00:00")
     for day, text in DAYS:
         day = day.format(**dates)
@@ -98,19 +97,12 @@ def build_demo(target: Path, today: date | None = None) -> Path:
 
 
 def _commit(root: Path, message: str, when: str) -> None:
-    env = dict(os.environ, GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when)
-    env.setdefault("GIT_AUTHOR_NAME", "memvault demo")
-    env.setdefault("GIT_AUTHOR_EMAIL", "demo@memvault.invalid")
-    env.setdefault("GIT_COMMITTER_NAME", env["GIT_AUTHOR_NAME"])
-    env.setdefault("GIT_COMMITTER_EMAIL", env["GIT_AUTHOR_EMAIL"])
-    _git(root, ["add", "-A"], env)
-    _git(root, ["commit", "-q", "--no-verify", "-m", message], env)
-
-
-def _git(root: Path, args: list[str], env: dict[str, str]) -> None:
-    try:
-        proc = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True)
-    except FileNotFoundError:
-        raise GitError("git is not installed or not on PATH; the demo needs it") from None
-    if proc.returncode != 0:
-        raise GitError(f"git {args[0]} failed in {root}: {proc.stderr.strip()}")
+    """Commit everything, dated `when`, by "memvault demo" unless the environment names someone."""
+    env = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    author = (os.environ.get("GIT_AUTHOR_NAME", "memvault demo"),
+              os.environ.get("GIT_AUTHOR_EMAIL", "demo@memvault.invalid"))
+    env["GIT_AUTHOR_NAME"], env["GIT_AUTHOR_EMAIL"] = author
+    env["GIT_COMMITTER_NAME"] = os.environ.get("GIT_COMMITTER_NAME", author[0])
+    env["GIT_COMMITTER_EMAIL"] = os.environ.get("GIT_COMMITTER_EMAIL", author[1])
+    run_git(["add", "-A"], root, env=env)
+    run_git(["commit", "-q", "--no-verify", "-m", message], root, env=env)

@@ -7,6 +7,7 @@ import saves start-up time, it does not change which way a dependency points.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import memvault
@@ -174,10 +175,72 @@ def test_the_cycle_finder_finds_a_cycle_inside_functions(tmp_path: Path) -> None
         PACKAGE, ALL_MODULES = saved
 
 
+# Who may start a process: gitio/run.py starts every git process; curate's `--with` runs the
+# user's own command (never git). Everything else calls git through memvault.gitio.
+PROCESS_STARTERS = {"memvault.gitio.run", "memvault.curate.with_command"}
+PROCESS_MODULES = {"subprocess", "pty", "multiprocessing", "asyncio.subprocess", "concurrent.futures.process"}
+GIT_LIBRARIES = {"git", "pygit2", "sh", "plumbum", "pexpect"}  # libraries that run git for you
+OS_STARTERS = re.compile(r"^(system|popen|fork|forkpty|exec\w*|spawn\w*|posix_spawnp?)$")
+
+
+def process_starts(path: Path) -> list[str]:
+    """How the module at `path` could start a process: imports and os calls, by line."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names = [node.module or ""]
+            if node.module == "os":
+                names += [f"os.{a.name}" for a in node.names if OS_STARTERS.match(a.name)]
+            elif node.module in ("asyncio", "concurrent.futures"):
+                names += [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os":
+            names = [f"os.{node.attr}"] if OS_STARTERS.match(node.attr) else []
+        else:
+            continue
+        for name in names:
+            top = name.split(".")[0]
+            if name in PROCESS_MODULES or top in GIT_LIBRARIES or name.startswith("os."):
+                found.append(f"{name} (line {node.lineno})")
+    return found
+
+
+def starters(root: Path) -> dict[str, list[str]]:
+    out = {}
+    for path in sorted(root.rglob("*.py")):
+        found = process_starts(path)
+        if found:
+            out[".".join(path.relative_to(root.parent).with_suffix("").parts)] = found
+    return out
+
+
 def test_every_git_process_starts_in_the_git_layer() -> None:
-    starters = []
-    for path in PACKAGE.rglob("*.py"):
-        text = path.read_text(encoding="utf-8")
-        if ('"git"' in text and ("subprocess" in text)) or "import git\n" in text:
-            starters.append(module_name(path))
-    assert sorted(starters) == ["memvault.gitio.run"]
+    found = starters(PACKAGE)
+    assert set(found) == PROCESS_STARTERS, "modules that may start a process:\n" + "\n".join(
+        f"{m}: {', '.join(how)}" for m, how in sorted(found.items()))
+
+
+def test_the_user_command_runner_never_names_git() -> None:
+    tree = ast.parse((PACKAGE / "curate" / "with_command.py").read_text(encoding="utf-8"))
+    assert not [n for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value == "git"]
+
+
+def test_the_process_finder_finds_every_way_to_start_one(tmp_path: Path) -> None:
+    pkg = tmp_path / "memvault"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "lazy.py").write_text("def f():\n    import subprocess\n")
+    (pkg / "fromimp.py").write_text("from subprocess import run\n")
+    (pkg / "gitpy.py").write_text("def f():\n    import git\n    from git import Repo\n")
+    (pkg / "oscall.py").write_text("import os\nos.execvp('git', ['git'])\nos.system('git status')\n")
+    (pkg / "osname.py").write_text("from os import posix_spawnp\n")
+    (pkg / "quiet.py").write_text("import os, shlex\nos.getcwd()\n")
+    assert starters(pkg) == {
+        "memvault.fromimp": ["subprocess (line 1)"],
+        "memvault.gitpy": ["git (line 2)", "git (line 3)"],
+        "memvault.lazy": ["subprocess (line 2)"],
+        "memvault.oscall": ["os.execvp (line 2)", "os.system (line 3)"],
+        "memvault.osname": ["os.posix_spawnp (line 1)"],
+    }
+

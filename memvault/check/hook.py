@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memvault.errors import GitError, MemvaultError
+from memvault.errors import MemvaultError
 from memvault.fsio import atomic_write
+from memvault.gitio import not_in_repository, run_git
 
 SCRIPT = Path(__file__).resolve().parents[1] / "hook_scripts" / "pre-commit"
 MARKER = "memvault-hook v1"
@@ -46,20 +46,17 @@ class HookResult:
         return f"{self.action} the memvault pre-commit hook at {self.path}{kept}"
 
 
-def _git(root: Path, *args: str) -> str:
-    try:
-        proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
-    except FileNotFoundError:
-        raise GitError("git is not installed or not on PATH") from None
-    if proc.returncode != 0:
-        raise GitError(f"{root} is not in a git repository (git {args[0]}: {proc.stderr.strip()}); "
-                       "`git init` it first")
-    return proc.stdout.strip()
+def _rev_parse(root: Path, *args: str) -> str:
+    """`git rev-parse ARGS` in `root`; a failure means there is no repository to hook into."""
+    found = run_git(["rev-parse", *args], root, check=False)
+    if not found.ok:
+        raise not_in_repository(found, "`git init` it first")
+    return found.text.removesuffix("\n")  # a folder name may end in a space
 
 
 def hooks_dir(root: Path) -> Path:
     """Where git runs hooks from for the repository holding `root`."""
-    return (root / _git(root, "rev-parse", "--git-path", "hooks")).resolve()
+    return (root / _rev_parse(root, "--git-path", "hooks")).resolve()
 
 
 def is_ours(path: Path) -> bool:
@@ -86,7 +83,7 @@ def script_text(vault_rel: str, python: str) -> str:
 def install(root: Path, *, python: str | None = None) -> HookResult:
     """Install (or update) the hook for the vault at `root`, chaining an existing one."""
     root = Path(root).resolve()
-    top = Path(_git(root, "rev-parse", "--show-toplevel")).resolve()
+    top = Path(_rev_parse(root, "--show-toplevel")).resolve()
     vault_rel = root.relative_to(top).as_posix() if root != top else "."
     folder = hooks_dir(root)
     folder.mkdir(parents=True, exist_ok=True)

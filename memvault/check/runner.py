@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import os
 import re
-import subprocess
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
@@ -44,8 +42,9 @@ from memvault.entries.timeline import (
     Timeline,
     stem,
 )
-from memvault.errors import ConfigError, GitError, InputError, UnsafePath
+from memvault.errors import ConfigError, InputError, UnsafePath
 from memvault.fsio import decode_text
+from memvault.gitio import not_in_repository, read_batch, run_git
 from memvault.layout import (
     in_layout,
     is_vault_markdown,
@@ -175,24 +174,14 @@ class GitIndex:
 
     def __init__(self, root: Path):
         self.root = root
-        self.env = _git_env()
-        self.prefix = self._git("rev-parse", "--show-prefix").strip()
+        found = run_git(["rev-parse", "--show-prefix"], root, check=False)
+        if not found.ok:
+            raise not_in_repository(found, "--staged needs one")
+        self.prefix = found.text.strip()
         self.skipped: list[Problem] = []  # staged links (see `staged`)
 
-    def _git(self, *args: str, ok: tuple[int, ...] = (0,), stdin: bytes | None = None) -> str:
-        return self._run(args, ok, stdin).decode("utf-8", "surrogateescape")
-
-    def _run(self, args: Sequence[str], ok: tuple[int, ...] = (0,), stdin: bytes | None = None) -> bytes:
-        try:
-            proc = subprocess.run(["git", *args], cwd=self.root, input=stdin, capture_output=True, env=self.env)
-        except FileNotFoundError:
-            raise GitError("git is not installed or not on PATH") from None
-        if proc.returncode not in ok:
-            msg = proc.stderr.decode("utf-8", "replace").strip()
-            if "not a git repository" in msg:
-                raise GitError(f"{self.root} is not in a git repository; --staged needs one")
-            raise GitError(f"git {' '.join(args[:2])} failed in {self.root}: {msg}")
-        return proc.stdout
+    def _git(self, *args: str, ok: tuple[int, ...] = (0,)) -> str:
+        return run_git(args, self.root, ok=ok).text
 
     def staged(self) -> list[str]:
         """Vault-relative paths added, copied, modified, renamed or retyped in the index;
@@ -239,22 +228,7 @@ class GitIndex:
         return {rel: out[rel] for rel in paths}
 
     def _blobs(self, paths: list[str]) -> dict[str, bytes | None]:
-        if not paths:
-            return {}
-        stdin = "".join(f":{self.prefix}{p}\n" for p in paths).encode("utf-8", "surrogateescape")
-        data = self._run(["cat-file", "--batch"], stdin=stdin)
-        out: dict[str, bytes | None] = {}
-        pos = 0
-        for rel in paths:
-            nl = data.index(b"\n", pos)
-            header = data[pos:nl].split()
-            if len(header) != 3 or header[1] != b"blob":
-                out[rel], pos = None, nl + 1
-                continue
-            size = int(header[2])
-            out[rel] = data[nl + 1 : nl + 1 + size]
-            pos = nl + 1 + size + 1
-        return out
+        return dict(zip(paths, read_batch(self.root, [f":{self.prefix}{p}" for p in paths]), strict=True))
 
     def grep(self, needles: set[str]) -> dict[str, set[str]]:
         """{staged path: the needles (lower-cased) its staged text contains, ignoring case}.
@@ -280,15 +254,6 @@ class GitIndex:
         hits = {p: f for p, f in found.items() if p not in self.dirty and is_vault_markdown(p)}
         hits.update(_contains(self.read(sorted(p for p in self.dirty if is_vault_markdown(p))), needles))
         return hits
-
-
-def _git_env() -> dict[str, str]:
-    """git runs in the vault's directory; a hook's relative GIT_INDEX_FILE/GIT_DIR must still point right."""
-    env = dict(os.environ)
-    for key in ("GIT_INDEX_FILE", "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR"):
-        if env.get(key) and not os.path.isabs(env[key]):
-            env[key] = os.path.abspath(env[key])
-    return env
 
 
 def staged_config(index: GitIndex, base: Config) -> Config:

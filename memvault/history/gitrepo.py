@@ -1,4 +1,4 @@
-"""The vault's git history, read with plain `git` subprocesses (GitPython is too slow to import).
+"""The vault's git history, read through memvault.gitio (plain `git` commands).
 
 What time travel needs from git is small: the first-parent commit list with committer dates
 (one `git log`, binary-searched), the vault's Markdown blobs at a commit (`git ls-tree`), the
@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import os
-import subprocess
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -19,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memvault.errors import GitError
+from memvault.gitio import GitProcess, run_git
 
 # Vault-relative pathspecs of the Markdown memvault reads (see vault.iter_markdown).
 VAULT_PATHSPECS = ("MEMORY.md", "memory")
@@ -78,14 +77,12 @@ class BlobReader:
 
     def __init__(self, cwd: Path):
         self.cwd = cwd
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: GitProcess | None = None
 
-    def _start(self) -> subprocess.Popen[bytes]:
-        if self.proc is None or self.proc.poll() is not None:
-            self.proc = subprocess.Popen(
-                ["git", "cat-file", "--batch"], cwd=self.cwd,
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            )
+    def _start(self) -> GitProcess:
+        if self.proc is None or not self.proc.alive():
+            self.close()
+            self.proc = GitProcess(["cat-file", "--batch"], self.cwd)
         return self.proc
 
     def read(self, shas: Iterable[str]) -> dict[str, bytes]:
@@ -93,7 +90,6 @@ class BlobReader:
         if not wanted:
             return {}
         proc = self._start()
-        assert proc.stdin is not None and proc.stdout is not None
         stdin, stdout = proc.stdin, proc.stdout
         request = "".join(f"{s}\n" for s in wanted).encode()
 
@@ -111,8 +107,10 @@ class BlobReader:
             if len(header) == 2 and header[1] == b"missing":
                 continue
             if len(header) != 3:
+                error = proc.stopped() if not header else GitError(
+                    f"git cat-file gave an unexpected answer for {sha}: {header!r}")
                 self.close()
-                raise GitError(f"git cat-file gave an unexpected answer for {sha}: {header!r}")
+                raise error
             size = int(header[2])
             data = stdout.read(size + 1)
             out[sha] = data[:size]
@@ -121,10 +119,7 @@ class BlobReader:
 
     def close(self) -> None:
         if self.proc is not None:
-            with contextlib.suppress(OSError):
-                if self.proc.stdin:
-                    self.proc.stdin.close()
-                self.proc.wait(timeout=5)
+            self.proc.close()
             self.proc = None
 
 
@@ -143,15 +138,13 @@ class GitRepo:
     def find(cls, root: Path) -> GitRepo | None:
         """The repository `root` is in, or None when it is in none (or git is missing)."""
         try:
-            proc = subprocess.run(
-                ["git", "rev-parse", "--show-toplevel", "--show-prefix", "--is-shallow-repository"],
-                cwd=root, capture_output=True, text=True,
-            )
-        except OSError:
+            found = run_git(["rev-parse", "--show-toplevel", "--show-prefix", "--is-shallow-repository"],
+                            root, check=False)
+        except GitError:
             return None
-        if proc.returncode != 0:
+        if not found.ok:
             return None
-        lines = proc.stdout.split("\n")
+        lines = found.text.split("\n")
         if len(lines) < 3:
             return None
         return cls(Path(root), Path(lines[0]), lines[1], lines[2].strip() == "true")
@@ -164,11 +157,7 @@ class GitRepo:
         return repo
 
     def run(self, *args: str, check: bool = True) -> str:
-        proc = subprocess.run(["git", *args], cwd=self.root, capture_output=True)
-        if check and proc.returncode != 0:
-            err = proc.stderr.decode("utf-8", "replace").strip()
-            raise GitError(f"git {' '.join(args)} failed in {self.root}: {err}")
-        return proc.stdout.decode("utf-8", "surrogateescape")
+        return run_git(args, self.root, check=check).text
 
     def close(self) -> None:
         self._blobs.close()
@@ -275,8 +264,4 @@ class GitRepo:
         """
         if threshold <= 0 or self.loose_objects() <= threshold:
             return False
-        proc = subprocess.run(
-            ["git", "repack", "-d", "-q"], cwd=self.root, capture_output=True,
-            env=dict(os.environ, GIT_TERMINAL_PROMPT="0"),
-        )
-        return proc.returncode == 0
+        return run_git(["repack", "-d", "-q"], self.root, check=False).ok

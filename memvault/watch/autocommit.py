@@ -12,20 +12,20 @@ A commit that fails on a git lock left by a killed git removes the lock when it 
 from __future__ import annotations
 
 import logging
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memvault.config.core import Config
 from memvault.entries.model import Event
-from memvault.errors import GitError
+from memvault.errors import GitError, UnsafePath
+from memvault.fsio import decode_text
+from memvault.gitio import GitResult, fallback_identity, not_in_repository, run_git
 from memvault.gitio import locks as gitlock
 from memvault.layout import LOG_DIR, MEMORY_FILE, problem_at, read_file
 from memvault.parsed import parse_text
 from memvault.watch.paths import is_watched_file
 
-FALLBACK_IDENTITY = ("-c", "user.name=memvault", "-c", "user.email=memvault@localhost")
 MAX_LISTED = 10
 
 
@@ -150,29 +150,22 @@ def parse_porcelain(out: str) -> list[tuple[str, str]]:
 
 # -- git ----------------------------------------------------------------------------------
 
-def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    try:
-        proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
-    except FileNotFoundError as exc:
-        raise GitError("git is not installed or not on PATH; --commit needs it") from exc
-    if check and proc.returncode != 0:
-        detail = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
-        raise GitError(f"git {args[0]} failed in {root}: " + " | ".join(detail[-8:]))
-    return proc
+def _git(root: Path, *args: str, check: bool = True) -> GitResult:
+    return run_git(args, root, check=check)
 
 
 def repo_prefix(root: Path) -> str:
     """The vault's folder inside its git repository ("" at the top); fails clearly when not in one."""
-    proc = _git(root, "rev-parse", "--show-prefix", check=False)
-    if proc.returncode != 0:
-        raise GitError(f"{root} is not in a git repository; `git init` it or run watch without --commit")
-    return proc.stdout.strip()
+    found = _git(root, "rev-parse", "--show-prefix", check=False)
+    if not found.ok:
+        raise not_in_repository(found, "`git init` it or run watch without --commit")
+    return found.text.strip()
 
 
 def changed_files(root: Path, prefix: str) -> list[tuple[str, str]]:
     """(status, vault-relative path) of vault Markdown that differs from HEAD, ignored files excluded."""
     out = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--",
-               MEMORY_FILE, LOG_DIR).stdout
+               MEMORY_FILE, LOG_DIR).text
     found: dict[str, str] = {}
     for status, path in parse_porcelain(out):
         rel = path[len(prefix):] if prefix and path.startswith(prefix) else path
@@ -182,14 +175,11 @@ def changed_files(root: Path, prefix: str) -> list[tuple[str, str]]:
 
 
 def _head_text(root: Path, prefix: str, rel: str) -> str:
-    proc = _git(root, "show", f"HEAD:{prefix}{rel}", check=False)
-    return proc.stdout if proc.returncode == 0 else ""
+    found = _git(root, "show", f"HEAD:{prefix}{rel}", check=False)
+    return decode_text(found.raw)[0] if found.ok else ""
 
 
 def describe_changes(root: Path, prefix: str, config: Config, files: list[tuple[str, str]]) -> list[FileChange]:
-    from memvault.errors import UnsafePath
-    from memvault.fsio import decode_text
-
     out = []
     for status, rel in files:
         old = parse_text(_head_text(root, prefix, rel), rel, config).events if status != "A" else []
@@ -200,11 +190,6 @@ def describe_changes(root: Path, prefix: str, config: Config, files: list[tuple[
         kind = {"A": "added", "D": "deleted"}.get(status, "modified")
         out.append(diff_events(rel, kind, old, new))
     return out
-
-
-def _identity(root: Path) -> tuple[str, ...]:
-    have = _git(root, "config", "user.email", check=False).stdout.strip()
-    return () if have else FALLBACK_IDENTITY
 
 
 class GitLocked(GitError):
@@ -239,16 +224,16 @@ def commit_vault(root: Path, config: Config, say: Callable[[str], None] | None =
 
 def _commit(root: Path, paths: list[str], message: str) -> CommitResult:
     _git(root, "add", "-A", "--", *paths)
-    _git(root, *_identity(root), "commit", "-q", "-m", message, "--", *paths)
-    sha = _git(root, "rev-parse", "HEAD").stdout.strip()
+    _git(root, *fallback_identity(root), "commit", "-q", "-m", message, "--", *paths)
+    sha = _git(root, "rev-parse", "HEAD").text.strip()
     return CommitResult(sha, message, tuple(paths))
 
 
 def _clear_stale_locks(root: Path, say: Callable[[str], None]) -> list[gitlock.LockState]:
     """The git locks a commit needs that exist; the stale ones are removed."""
-    proc = _git(root, "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", check=False)
-    lines = proc.stdout.splitlines()
-    if proc.returncode != 0 or len(lines) < 3:
+    found = _git(root, "rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", check=False)
+    lines = found.text.splitlines()
+    if not found.ok or len(lines) < 3:
         return []
     top, git_dir = Path(lines[0]), Path(lines[1])
     common = (root / lines[2]).resolve()

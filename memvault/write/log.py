@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -14,6 +13,7 @@ from memvault.entries.parse import parse_importance, parse_log
 from memvault.entries.render import render_entry
 from memvault.errors import InputError, MemvaultError, NotFoundError
 from memvault.fsio import append_spacing, atomic_write, decode_text, encode_like, locked, rewrite
+from memvault.gitio import fallback_identity, run_git
 from memvault.layout import LOG_DIR, writable
 from memvault.parsed import ParsedVault
 from memvault.write.guard import check_entry_options, check_entry_text, check_written
@@ -47,29 +47,19 @@ def init_vault(target: Path, *, timezone: str | None = None, git: bool = True) -
 
 
 def _git_init(target: Path) -> None:
-    """`git init`, add everything, first commit (GitPython; not a hot path)."""
-    import git
-
-    try:
-        try:
-            outer = git.Repo(target, search_parent_directories=True)
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-            outer = None
-        if outer is not None and outer.working_tree_dir and Path(outer.working_tree_dir).resolve() != target:
-            # Inside an existing repository: no nested one; commit just the vault's files there.
-            outer.git.add("--", str(target))
-            outer.git.commit("-q", "--no-verify", "-m", f"memvault: new vault in {target.name}", "--", str(target))
-            return
-        repo = git.Repo.init(target)
-        repo.git.add("-A")
-        ident = {}
-        if not repo.git.config("user.email", with_exceptions=False) and "GIT_AUTHOR_EMAIL" not in os.environ:
-            ident = {"GIT_AUTHOR_NAME": "memvault", "GIT_AUTHOR_EMAIL": "memvault@localhost",
-                     "GIT_COMMITTER_NAME": "memvault", "GIT_COMMITTER_EMAIL": "memvault@localhost"}
-        with repo.git.custom_environment(**ident):
-            repo.git.commit("-q", "--no-verify", "-m", "memvault: new vault")
-    except (git.GitCommandError, git.GitError) as exc:
-        raise MemvaultError(f"git failed in {target}: {exc}") from None
+    """`git init`, add everything, first commit; inside an existing work tree, commit just the
+    vault's files there instead of nesting a repository."""
+    found = run_git(["rev-parse", "--show-toplevel"], target, check=False)
+    top = Path(found.text.removesuffix("\n")).resolve() if found.ok else None
+    if top is not None and top != target:
+        # The person's own staged changes stay staged: the commit names the vault's folder only.
+        run_git(["add", "--", str(target)], target)
+        run_git([*fallback_identity(target), "commit", "-q", "--no-verify", "-m",
+                 f"memvault: new vault in {target.name}", "--", str(target)], target)
+        return
+    run_git(["init", "-q"], target)
+    run_git(["add", "-A"], target)
+    run_git([*fallback_identity(target), "commit", "-q", "--no-verify", "-m", "memvault: new vault"], target)
 
 
 def _check_id(vault: ParsedVault, entry_id: str) -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from memvault.check.secrets.scan import scan_secrets
 from memvault.entries.model import Problem
+from memvault.gitio import read_batch
 
 if TYPE_CHECKING:
     from memvault.check.runner import CheckReport, GitIndex
@@ -75,28 +76,10 @@ def staged_secret_problems(index: GitIndex, skip: Iterable[str], disabled: froze
         return [], []
     scanned: list[str] = []
     problems: list[Problem] = []
-    for (path, _), raw in zip(todo, _blobs(index, [blob for _, blob in todo]), strict=True):
+    for (path, _), raw in zip(todo, read_batch(index.root, [blob for _, blob in todo]), strict=True):
         if raw is None or b"\0" in raw[:BINARY_SNIFF]:
             continue  # binary (an image, a database): not text a secret could be read from
         scanned.append(path)
         text = raw.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
         problems.extend(p for p in secret_problems(path, text) if p.code not in disabled)
     return scanned, problems
-
-
-def _blobs(index: GitIndex, blobs: list[str]) -> list[bytes | None]:
-    """The content of each blob, by id, through one `git cat-file --batch`."""
-    data = index._run(["cat-file", "--batch"], stdin="".join(f"{b}\n" for b in blobs).encode())
-    out: list[bytes | None] = []
-    pos = 0
-    for _ in blobs:
-        nl = data.index(b"\n", pos)
-        header = data[pos:nl].split()
-        if len(header) != 3 or header[1] != b"blob":
-            out.append(None)
-            pos = nl + 1
-            continue
-        size = int(header[2])
-        out.append(data[nl + 1 : nl + 1 + size])
-        pos = nl + 1 + size + 1
-    return out
