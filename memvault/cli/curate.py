@@ -248,9 +248,11 @@ def _review_archives(plan, accepted: dict):
     """
     from dataclasses import replace
 
-    from memvault.curate.promote import archives_for, budget
+    from memvault.curate.promote import Proposal, archives_for, budget
 
-    archived, kept, n = [], set(), 0
+    archived: list[Proposal] = []
+    kept: set[str] = set()  # bullets the person keeps
+    n = 0
     while True:
         done = {a.bullet for a in archived} | kept
         pending = [a for a in archives_for(plan, accepted, exclude=kept) if a.bullet not in done]
@@ -265,6 +267,7 @@ def _review_archives(plan, accepted: dict):
         if answer == "y":
             archived.append(a)
         else:
+            assert a.bullet is not None  # an archive proposal always names its bullet
             kept.add(a.bullet)
 
 

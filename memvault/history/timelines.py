@@ -88,11 +88,12 @@ class VersionTable:
 
     def tree(self, idx: int) -> dict[str, str]:
         """Vault-relative path -> blob at commit number `idx` (oldest is 0)."""
-        out = {}
+        out: dict[str, str] = {}
         for path, (starts, blobs) in self._history.items():
             k = bisect.bisect_right(starts, idx) - 1
-            if k >= 0 and blobs[k] is not None:
-                out[path] = blobs[k]  # type: ignore[assignment]
+            blob = blobs[k] if k >= 0 else None
+            if blob is not None:
+                out[path] = blob
         return out
 
 

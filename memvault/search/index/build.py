@@ -59,7 +59,7 @@ def _build(index: Index, progress: Progress | None, note: str | None) -> UpdateR
         engine.begin()
         all_events = []
         rows, docs = [], []
-        counts = None if engine.counts_terms else Counter()
+        counts: Counter[str] | None = None if engine.counts_terms else Counter()
         rowid = 1
         for n, rel in enumerate(paths, 1):
             got = _read(vault.root, rel, vault.config)

@@ -199,7 +199,8 @@ def _pool(conn: sqlite3.Connection, scopes: set[str]) -> dict[int, Event]:
 
 
 def _closes_cycle(conn: sqlite3.Connection, src: str, target: str) -> bool:
-    node, seen = target, set()
+    node: str | None = target
+    seen: set[str] = set()
     while node is not None and node not in seen:
         if node == src:
             return True
