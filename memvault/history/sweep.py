@@ -125,7 +125,8 @@ class _RecordingIndex(EventIndex):
     def __init__(self, sweep: Sweep, deps: set[Dep]):  # no super().__init__: tables are views
         self._sweep = sweep
         self._deps = deps
-        # EventIndex.resolve only looks keys up in its tables: views answer those lookups
+        # EventIndex.resolve only looks keys up (get, in, []) in its tables: these views answer
+        # the lookups without building the dicts, which the checker cannot see
         self.by_id = _View(sweep.first_event, deps, "i")  # type: ignore[assignment]
         self.by_date = _View(sweep.day_events, deps, "d")  # type: ignore[assignment]
         self.by_block = _View(sweep.block_events, deps, "b")  # type: ignore[assignment]

@@ -157,16 +157,17 @@ class _StateIndex(EventIndex):
             self._full = EventIndex(self.events)
         return self._full
 
+    # EventIndex's plain attributes, read-only here: built on first read (nothing assigns them)
     @property
-    def by_date(self):  # type: ignore[override]
+    def by_date(self) -> dict[str, list[Event]]:  # type: ignore[override]
         return self._whole().by_date
 
     @property
-    def by_block(self):  # type: ignore[override]
+    def by_block(self) -> dict[str, list[Event]]:  # type: ignore[override]
         return self._whole().by_block
 
     @property
-    def duplicates(self):  # type: ignore[override]
+    def duplicates(self) -> list[Event]:  # type: ignore[override]
         if len(self.by_id) == len(self.events):
             return []
         return self._whole().duplicates
