@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -38,7 +38,7 @@ STOPWORDS = frozenset(
 )
 
 
-def _stemmer():
+def _stemmer() -> Callable[[str], str]:
     try:
         import Stemmer  # PyStemmer: the Snowball stemmers in C
 
