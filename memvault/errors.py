@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class MemvaultError(Exception):
     """Base class of every error memvault raises on purpose."""
@@ -35,7 +37,8 @@ class UnsafePath(MemvaultError):
     """A vault path memvault must not read or write: a symbolic link on the way, or not a
     regular file (see memvault/layout.py). Carries the check problem that names it."""
 
-    def __init__(self, message: str, problem=None):
+    # Any: a memvault.entries.model.Problem, which this bottom module cannot import
+    def __init__(self, message: str, problem: Any = None):
         super().__init__(message)
         self.problem = problem
 

@@ -19,8 +19,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from memvault.errors import LockTimeout, MemvaultError, WriteConflict
 from memvault.textsafety import normalize_newlines
@@ -84,7 +85,18 @@ def _mode_of(path: Path) -> int:
 
 AT_FDCWD = -100
 RENAME_EXCHANGE = 2
-_RETRY = object()
+
+
+class _Retry(Enum):
+    """The file changed under an attempt: read it again (a sentinel the types can tell apart)."""
+
+    token = 0
+
+
+_RETRY: Final = _Retry.token
+# what one attempt ends with: the bytes written, None (nothing to write), _RETRY, or an unsure
+# append (the block and the file's count of it before)
+_Outcome = bytes | None | _Retry | tuple[bytes, int]
 
 
 def rewrite(path: Path, edit: Callable[[bytes | None], bytes | None], *, attempts: int = 20,
@@ -108,13 +120,13 @@ def rewrite(path: Path, edit: Callable[[bytes | None], bytes | None], *, attempt
         if isinstance(outcome, tuple):
             landed = outcome
         elif outcome is not _RETRY:
-            return outcome  # type: ignore[return-value]
+            return outcome
     raise WriteConflict(f"{what} kept changing while memvault was writing it ({attempts} tries); "
                         "nothing was written, try again")
 
 
 def _attempt(path: Path, edit: Callable[[bytes | None], bytes | None], what: str,
-             landed: tuple[bytes, int] | None) -> object:
+             landed: tuple[bytes, int] | None) -> _Outcome:
     """One read-edit-write; the new bytes, None (nothing to write), _RETRY, or an unsure append."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)  # not for writing: a watcher would see a write on close
@@ -161,7 +173,7 @@ def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
     return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
-def _append(fd: int, path: Path, before: bytes, tail: bytes, new: bytes) -> object:
+def _append(fd: int, path: Path, before: bytes, tail: bytes, new: bytes) -> _Outcome:
     """Append `tail` in place, so no byte another save could have written is rewritten.
 
     Returns the new bytes, _RETRY, an unsure append (see `rewrite`), or None when the file

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -160,7 +160,7 @@ def _name(entry: os.DirEntry[str]) -> str:
     return entry.name
 
 
-def _root_file(base: str, note) -> os.stat_result | None:
+def _root_file(base: str, note: Callable[[Problem], None]) -> os.stat_result | None:
     """MEMORY.md's lstat when it is a regular file; otherwise notes why not (if it exists)."""
     try:
         st = os.lstat(os.path.join(base, MEMORY_FILE))
@@ -175,7 +175,8 @@ def _root_file(base: str, note) -> os.stat_result | None:
     return None
 
 
-def _entry(base: str, entry: os.DirEntry[str], rel: str, stack: list[str], note, with_stat: bool,
+def _entry(base: str, entry: os.DirEntry[str], rel: str, stack: list[str], note: Callable[[Problem], None],
+           with_stat: bool,
            ) -> tuple[str, os.stat_result | None] | None:
     """One listed name: a file to yield, a folder to descend into (pushed), or skipped."""
     name = entry.name

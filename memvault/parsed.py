@@ -188,8 +188,8 @@ class ParsedVault:
         if event_id in tl.by_id:
             return tl.by_id[event_id]
         res = tl.index.resolve(event_id)
-        if res.ok:
-            return tl.by_id[res.target]  # type: ignore[index]
+        if res.target is not None:  # `res.ok`, spelled so that the type narrows
+            return tl.by_id[res.target]
         hint = f"; did you mean {', '.join(res.candidates[:5])}?" if res.candidates else ""
         raise NotFoundError(f"no entry with id {event_id!r}{hint}")
 

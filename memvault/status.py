@@ -7,12 +7,15 @@ imported only when status runs. The watcher adds its own entry here.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memvault.parsed import ParsedVault
 
 SECTIONS: list[str] = ["memvault.search.index:status_section", "memvault.watch:status_section"]
 
 
-def collect(vault) -> tuple[dict[str, Any], list[str]]:
+def collect(vault: ParsedVault) -> tuple[dict[str, Any], list[str]]:
     """All sections as ({name: data}, text lines)."""
     data: dict[str, Any] = {}
     lines: list[str] = []

@@ -7,13 +7,16 @@ them imports it; they work on `ParsedVault`.
 
 from __future__ import annotations
 
+from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from memvault.history.timetravel import History
+from memvault.history.timetravel import History, TimePoint
 from memvault.parsed import ParsedVault
 
 __all__ = ["Vault"]
+
+When = datetime | str | TimePoint  # a datetime (naive: the vault's zone), a time string or a git revision
 
 
 class Vault(ParsedVault):
@@ -28,14 +31,14 @@ class Vault(ParsedVault):
         self.on_close(past.close)
         return past
 
-    def as_of(self, at: Any, query: str | None = None, *, recorded: bool = False, limit: int | None = None) -> list[dict[str, Any]]:
+    def as_of(self, at: When, query: str | None = None, *, recorded: bool = False, limit: int | None = None) -> list[dict[str, Any]]:
         return self.past.as_of(at, query, recorded=recorded, limit=limit)
 
-    def changes(self, since: Any, until: Any = None) -> dict[str, Any]:
+    def changes(self, since: When, until: When | None = None) -> dict[str, Any]:
         return self.past.changes(since, until)
 
     def history(self, event_id: str) -> dict[str, Any]:
         return self.past.history(event_id)
 
-    def diff(self, first: Any, second: Any) -> dict[str, Any]:
+    def diff(self, first: When, second: When) -> dict[str, Any]:
         return self.past.diff(first, second)

@@ -57,7 +57,9 @@ def rule_hidden(src: SourceFile) -> Iterator[Problem]:
     """MV017 for the lines `hidden_lines` finds (the parser reports `## ` headings and `Id:` values)."""
     for i, what in hidden_lines(src):
         raw = src.lines[i]
-        col = INVISIBLE_RE.search(raw).start() + 1  # type: ignore[union-attr]
+        m = INVISIBLE_RE.search(raw)
+        assert m is not None, "hidden_lines yields lines holding an invisible character"
+        col = m.start() + 1
         yield Problem(src.path, i + 1, f"'{clean_invisible(raw).strip()}' would be {what} but for "
                       f"{', '.join(invisible_in(raw))}; remove it (memvault check --fix)",
                       RULES["MV017"].severity, "MV017", col)

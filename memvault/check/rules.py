@@ -16,6 +16,7 @@ from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cached_property
+from typing import Any
 
 from memvault.check.secrets.check import secret_problems
 from memvault.config.core import Config
@@ -96,7 +97,7 @@ RULES: dict[str, Rule] = {r.code: r for r in (
     Rule("MV510", "error", "PIN or card security code"),
 )}  # fmt: skip
 
-CHECK_DEFAULTS = {"disable": []}
+CHECK_DEFAULTS: dict[str, Any] = {"disable": []}
 FUTURE_SLACK = timedelta(minutes=5)
 MEMORY_FILE = "MEMORY.md"
 NEWLINE_RE = re.compile("\n")
@@ -295,7 +296,7 @@ def rule_time_order(src: SourceFile) -> Iterator[Problem]:
             continue
         if latest is not None and minute(ev) < minute(latest):
             yield _p(src.path, ev.line, "MV015",
-                     f"entry at {ev.timestamp:%H:%M} comes after the {latest.timestamp:%H:%M} entry "  # type: ignore[union-attr]
+                     f"entry at {ev.timestamp:%H:%M} comes after the {latest.timestamp:%H:%M} entry "
                      f"(line {latest.line}); keep entries in time order")
         else:
             latest = ev

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+import sys
+from types import TracebackType
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,6 +20,9 @@ from memvault.cli._common import (
     open_vault,
     parse_when,
 )
+
+if TYPE_CHECKING:
+    from click._termui_impl import ProgressBar  # what click.progressbar returns
 
 BACKEND_HELP = "Index backend: sqlite (default) or whoosh. Default: [index] backend in memvault.toml."
 MARK_RE = re.compile(r"\*\*(.+?)\*\*")
@@ -110,22 +116,23 @@ class _Progress:
 
     def __init__(self, enabled: bool):
         self.enabled = enabled
-        self.bar = None
+        self.bar: ProgressBar[int] | None = None
         self.done = 0
 
-    def __enter__(self):
+    def __enter__(self) -> _Progress | None:
         return self if self.enabled else None
 
     def __call__(self, n: int, total: int) -> None:
         if self.bar is None:
-            self.bar = click.progressbar(length=total, label="indexing", file=click.get_text_stream("stderr"))
+            self.bar = click.progressbar(length=total, label="indexing", file=sys.stderr)  # click 8.5 deprecates get_text_stream
             self.bar.__enter__()
         self.bar.update(n - self.done)
         self.done = n
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         if self.bar is not None:
-            self.bar.__exit__(*exc)
+            self.bar.__exit__(kind, exc, tb)
 
 
 @cli.command()

@@ -113,8 +113,8 @@ def inline_markdown(text: str) -> bool:
     """True when CommonMark reads `text` as one paragraph, so it can sit inside a bullet."""
     import mistune
 
-    tokens = mistune.create_markdown(renderer=None)(text)
-    return len(tokens) == 1 and tokens[0].get("type") == "paragraph"
+    tokens = mistune.create_markdown(renderer=None)(text)  # no renderer: the token list, not a str
+    return isinstance(tokens, list) and len(tokens) == 1 and tokens[0].get("type") == "paragraph"
 
 
 def validate(reply: Any, plan: Plan) -> list[tuple[list[str], str, str | None, str | None]]:
@@ -171,7 +171,7 @@ def rewrite_with(plan: Plan, vault: ParsedVault, command: str) -> Plan:
                 entries=tuple(dict.fromkeys(e for m in merged for e in m.entries)),
                 links=tuple(dict.fromkeys(lk for m in merged for lk in m.links)),
                 day=max((m.day for m in merged if m.day), default=None),
-                first_day=min((m.first_day or m.day for m in merged if m.first_day or m.day), default=None),
+                first_day=min((d for m in merged if (d := m.first_day or m.day)), default=None),
                 reason="; ".join(m.reason for m in merged) + f" (merged {', '.join(keys)})",
             )
             dropped.update(keys[1:])

@@ -102,6 +102,11 @@ class EventIndex:
             return self._one(self.by_block.get(ref[1:], []), f"no block ^{ref[1:]}")
         return self._resolve_text(ref, source)
 
+    def _all_events(self, source: Event | None) -> list[Event]:
+        """The pool a text reference without a date searches (those before `source` kept
+        below); a method so that an index answering from other tables can note the read."""
+        return self.events
+
     def _one(self, found: list[Event], missing: str) -> RefResult:
         if len(found) == 1:
             return RefResult(found[0].id)
@@ -136,7 +141,7 @@ class EventIndex:
         words = [w.lower() for w in WORD_RE.findall(DATE_RE.sub(" ", ref))]
         type_words = {w.rstrip("s") for w in words} & {"belief", "decision", "observation", "correction"}
         keys = {stem(w) for w in words if w not in STOPWORDS and w.rstrip("s") not in type_words}
-        pool = self.by_date.get(date_m[1], []) if date_m else self.events
+        pool = self.by_date.get(date_m[1], []) if date_m else self._all_events(source)
         if source is not None:
             pool = [e for e in pool if e is not source and _before(e, source)]
         if type_words:
@@ -228,9 +233,9 @@ class Timeline:
                 self._link_supersedes(ev)
             for ref in ev.reconfirms:
                 res = self.index.resolve(ref, ev)
-                if res.ok:
-                    self.reconfirmed_by[res.target].append(ev.id)  # type: ignore[index]
-                    self.reconfirms_of[ev.id].append(res.target)  # type: ignore[arg-type]
+                if res.target is not None:  # `res.ok`, spelled so that the type narrows
+                    self.reconfirmed_by[res.target].append(ev.id)
+                    self.reconfirms_of[ev.id].append(res.target)
                 else:
                     self.problems.append(Problem(ev.file, ev.line, _describe(res, ref, "Reconfirms"), code="MV012"))
         for ids in self.superseded_by.values():
@@ -276,10 +281,10 @@ class Timeline:
 
     def _cited_by(self, curated: Event) -> set[str]:
         """Ids of the log entries a curated bullet names as its sources."""
-        cited = set()
+        cited: set[str] = set()
         for src in curated.sources:
             res = self.index.resolve(src if src.startswith("[[") else f"[[{src}]]")
-            if res.ok:
+            if res.target is not None:
                 cited.add(res.target)
         return cited
 

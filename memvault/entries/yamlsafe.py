@@ -32,7 +32,7 @@ class FrontmatterError(ValueError):
         self.line, self.reason = line, reason
 
 
-class _BoundedLoader(_Loader):  # type: ignore[misc, valid-type]
+class _BoundedLoader(_Loader):
     """SafeLoader whose number and date constructors refuse rather than raise ValueError."""
 
 
@@ -82,16 +82,21 @@ def load_frontmatter(block: str) -> Any:
         raise FrontmatterError(0, "is not valid UTF-8") from None
 
 
+def _line(event: yaml.Event) -> int:
+    """The 0-based line an event starts on (PyYAML always sets it; the stubs allow None)."""
+    return event.start_mark.line if event.start_mark is not None else 0
+
+
 def _check_events(block: str) -> None:
     """Refuse aliases and deep nesting from the event stream, before any node is built."""
     depth = 0
     for event in yaml.parse(block, Loader=_Loader):
         if isinstance(event, yaml.AliasEvent):
             raise FrontmatterError(
-                event.start_mark.line, f"uses the YAML alias *{event.anchor}; aliases are not read in frontmatter")
+                _line(event), f"uses the YAML alias *{event.anchor}; aliases are not read in frontmatter")
         if isinstance(event, _OPEN):
             depth += 1
             if depth > MAX_DEPTH:
-                raise FrontmatterError(event.start_mark.line, f"nests deeper than {MAX_DEPTH} levels")
+                raise FrontmatterError(_line(event), f"nests deeper than {MAX_DEPTH} levels")
         elif isinstance(event, _CLOSE):
             depth -= 1

@@ -140,7 +140,7 @@ class RecordedIndex:
         last = None
         for vid, since, until in zip(a["pv"], a["pf"], a["pt"], strict=True):
             first = lo[vid]
-            if first[0] > tus:  # type: ignore[index]  # sorted by first entry: the rest is after T
+            if first[0] > tus:  # sorted by first entry: the rest is after T
                 break
             if not since <= c < until or mins[vid] > t:
                 continue

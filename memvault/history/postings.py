@@ -61,7 +61,7 @@ class PostingStore:
         db.execute("CREATE TABLE IF NOT EXISTS postings_meta (name TEXT PRIMARY KEY, data BLOB)")
         self.covered = 0
         self.lengths = array("i")
-        self.cols = {name: array(code) for name, code in PER_VERSION.items()}
+        self.cols: dict[str, array[Any]] = {name: array(code) for name, code in PER_VERSION.items()}
         self.analysed_in = 0.0  # seconds spent analysing versions in this process
 
     def _meta_row(self) -> bytes | None:
@@ -148,7 +148,7 @@ class PostingStore:
                         arr.frombytes(zlib.decompress(blob))
                     for arr, more in zip(old, added[term], strict=True):
                         arr.extend(more)
-                    added[term] = (old[0], old[1], old[2])  # type: ignore[assignment]
+                    added[term] = (old[0], old[1], old[2])
         self.db.executemany("INSERT OR REPLACE INTO postings VALUES (?, ?, ?, ?)",
                             [(t, *(zlib.compress(arr.tobytes(), 1) for arr in arrs)) for t, arrs in added.items()])
         self.covered = len(keys)
@@ -163,7 +163,8 @@ class PostingStore:
             if row is None:
                 return None
             p = _Postings()
-            for arr, blob in zip((p.vid, p.doc, p.freq), row, strict=True):
+            columns: tuple[array[Any], ...] = (p.vid, p.doc, p.freq)
+            for arr, blob in zip(columns, row, strict=True):
                 arr.frombytes(zlib.decompress(blob))
         except (sqlite3.DatabaseError, zlib.error, ValueError) as exc:
             self.on_damage(exc)

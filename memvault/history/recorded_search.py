@@ -38,6 +38,9 @@ from memvault.search.textproc import Query, analyze, parse_query
 OWN = [i for i, name in enumerate(FIELDS) if name != "context"]
 EVERY = list(range(len(FIELDS)))
 Phrase = tuple[tuple[str, ...], bool]  # (words, in the entry's own fields only)
+Key = tuple[int, int]  # (vid, position in the version); negative vid: the entry is in `Rows`
+Rows = dict[Key, tuple[Event, list[list[str]], int]]  # entry, analysed fields, length
+State = Iterable[tuple[tuple[str, str], list[Event] | None]]  # (path, blob), parsed entries if at hand
 
 
 def columns(events: list[Event]) -> list[list[list[str]]]:
@@ -139,16 +142,16 @@ class StateSearch:
     def _prefetch(self, vids: list[int]) -> None:
         """Entries of these versions are about to be read (StoredSearch loads them at once)."""
 
-    def scores(self, state: Iterable[tuple[tuple[str, str], list[Event] | None]], q: Query, at: datetime) -> list[tuple[Event, float]]:
+    def scores(self, state: State, q: Query, at: datetime) -> list[tuple[Event, float]]:
         """BM25 of every matching entry written by `at` in the state (the pool)."""
         keyed, rows = self.keyed_scores(state, q, at)
         return [(self._event(key, rows), score) for key, score in keyed]
 
-    def _event(self, key: tuple[int, int], rows: dict) -> Event:
+    def _event(self, key: Key, rows: Rows) -> Event:
         return rows[key][0] if key[0] < 0 else self.events[key[0]][key[1]]
 
-    def keyed_scores(self, state: Iterable[tuple[tuple[str, str], list[Event] | None]], q: Query,
-                     at: datetime) -> tuple[list[tuple[tuple[int, int], float]], dict]:
+    def keyed_scores(self, state: State, q: Query,
+                     at: datetime) -> tuple[list[tuple[Key, float]], Rows]:
         """`scores` with entries as (vid, position) keys (negative vid: rows[key] holds the
         entry), so that only the entries ranked need to exist as `Event`s."""
         scored: list[Phrase] = ([(p, True) for p in q.phrases] + [(p, False) for p in q.phrases]
@@ -171,8 +174,8 @@ class StateSearch:
             if pool:
                 dirty.append(pool)
                 n += len(pool)
-        rows: dict[tuple[int, int], tuple[Event, list[list[str]] | None, int]] = {}
-        freqs: dict[tuple[int, int], dict[int, float]] = {}
+        rows: Rows = {}
+        freqs: dict[Key, dict[int, float]] = {}
         hits = [0] * len(scored)
         single = {words[0] for words, own in scored if len(words) == 1 and not own}
         for term in single:
@@ -189,12 +192,13 @@ class StateSearch:
                 for k, (occurs, _) in enumerate(seen):
                     hits[k] += occurs
                 if any(occurs for occurs, _ in seen[required:]):
-                    key = (-1 - len(rows), 0)
-                    rows[key] = (ev, cols, length)
-                    freqs[key] = {k: f for k, (_, f) in enumerate(seen)}
+                    row_key = (-1 - len(rows), 0)
+                    rows[row_key] = (ev, cols, length)
+                    freqs[row_key] = {k: f for k, (_, f) in enumerate(seen)}
         return self._bm25(scored, q, rows, freqs, hits, n, total), rows
 
-    def _walk(self, term: str, clean: set[int], freqs: dict, scored: list[Phrase], hits: list[int]) -> None:
+    def _walk(self, term: str, clean: set[int], freqs: dict[Key, dict[int, float]], scored: list[Phrase],
+              hits: list[int]) -> None:
         p = self._postings(term)
         if p is None:
             return
@@ -211,7 +215,8 @@ class StateSearch:
         for k in slots:
             hits[k] += count
 
-    def _phrase(self, k: int, words: tuple[str, ...], own: bool, clean: set[int], rows: dict, freqs: dict, hits: list[int]) -> None:
+    def _phrase(self, k: int, words: tuple[str, ...], own: bool, clean: set[int], rows: Rows,
+                freqs: dict[Key, dict[int, float]], hits: list[int]) -> None:
         """Entries holding every word of a phrase, counted on their analysed fields."""
         sets = []
         for word in dict.fromkeys(words):
@@ -221,14 +226,14 @@ class StateSearch:
             sets.append({(v, d) for v, d in zip(p.vid, p.doc, strict=True) if v in clean})
         for key in set.intersection(*sets):
             ev, cols, _ = self._row(key, rows)
-            occurs, f = frequency(cols, words, own, self.w)  # type: ignore[arg-type]
+            occurs, f = frequency(cols, words, own, self.w)
             if occurs:
                 hits[k] += 1
             freqs.setdefault(key, {})[k] = f
 
-    def _row(self, key: tuple[int, int], rows: dict) -> tuple[Event, list[list[str]] | None, int]:
+    def _row(self, key: Key, rows: Rows) -> tuple[Event, list[list[str]], int]:
         row = rows.get(key)
-        if row is None or row[1] is None:
+        if row is None:
             vid, doc = key
             if vid not in self._cols:
                 self._cols[vid] = columns(self.events[vid])
@@ -236,8 +241,8 @@ class StateSearch:
             row = rows[key] = (self.events[vid][doc], cols, self.lengths[vid][doc])
         return row
 
-    def _bm25(self, scored: list[Phrase], q: Query, rows: dict, freqs: dict, hits: list[int], n: int,
-              total: int) -> list[tuple[tuple[int, int], float]]:
+    def _bm25(self, scored: list[Phrase], q: Query, rows: Rows, freqs: dict[Key, dict[int, float]],
+              hits: list[int], n: int, total: int) -> list[tuple[Key, float]]:
         w = self.w
         avg = (total / n) if n else 1.0
         idf = [max(math.log((n - h + 0.5) / (h + 0.5)), 1e-6) for h in hits]
@@ -247,9 +252,9 @@ class StateSearch:
             row = [got.get(k, 0.0) for k in range(len(scored))]
             if q.phrases or q.compounds:
                 ev, cols, length = self._row(key, rows) if key[0] >= 0 else rows[key]
-                if not all(frequency(cols, p, True, w)[0] for p in q.phrases):  # type: ignore[arg-type]
+                if not all(frequency(cols, p, True, w)[0] for p in q.phrases):
                     continue
-                if not any(frequency(cols, words, False, w)[0] for words, _ in scored[required:]):  # type: ignore[arg-type]
+                if not any(frequency(cols, words, False, w)[0] for words, _ in scored[required:]):
                     continue
             elif key[0] >= 0:
                 length = self.lengths[key[0]][key[1]]
@@ -267,7 +272,7 @@ class StateSearch:
         return self.rank_with(state, query, lambda _: timeline, at, limit)[0]
 
     def rank_with(
-        self, state: list[tuple[tuple[str, str], list[Event] | None]], query: str,
+        self, state: State, query: str,
         timeline_of: Callable[[list[Event]], Timeline], at: datetime, limit: int,
     ) -> tuple[list[Hit], Timeline | None]:
         """`rank`, with the state's timeline given per candidate set: `timeline_of(events)`

@@ -245,7 +245,7 @@ def _open_runs(old: Columns, end: int) -> tuple[dict[int, tuple[tuple[float, flo
 
 def _columns(commits: CommitList, history: History, occ: Occurrences, sweep: Sweep, old: Columns | None) -> Columns:
     """The stored form: the old columns for the versions they cover, new versions appended."""
-    a = {name: array(code) for name, code in COLUMNS.items()}
+    a: dict[str, array[Any]] = {name: array(code) for name, code in COLUMNS.items()}  # int or float by code
     first = 0
     if old is not None:
         for name in ("tsus", "line", "s", "e", "base", "count", "curated", "mins", "maxs", "mine"):
@@ -269,10 +269,11 @@ def _columns(commits: CommitList, history: History, occ: Occurrences, sweep: Swe
     runs = []
     for path, (starts, blobs) in history.items():
         for k, (start, blob) in enumerate(zip(starts, blobs, strict=True)):
-            vid = occ.vids[(path, blob)] if blob is not None else None
-            if vid is not None and a["count"][vid]:
-                b = a["base"][vid]
-                runs.append(((a["tsus"][b], path, a["line"][b]), vid, start, starts[k + 1] if k + 1 < len(starts) else end))
+            version = occ.vids[(path, blob)] if blob is not None else None
+            if version is not None and a["count"][version]:
+                b = a["base"][version]
+                runs.append(((a["tsus"][b], path, a["line"][b]), version, start,
+                             starts[k + 1] if k + 1 < len(starts) else end))
     runs.sort()
     for _, vid, since, until in runs:
         a["pv"].append(vid)

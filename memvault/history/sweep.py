@@ -125,21 +125,16 @@ class _RecordingIndex(EventIndex):
     def __init__(self, sweep: Sweep, deps: set[Dep]):  # no super().__init__: tables are views
         self._sweep = sweep
         self._deps = deps
-        self._source: Event | None = None
+        # EventIndex.resolve only looks keys up (get, in, []) in its tables: these views answer
+        # the lookups without building the dicts, which the checker cannot see
         self.by_id = _View(sweep.first_event, deps, "i")  # type: ignore[assignment]
         self.by_date = _View(sweep.day_events, deps, "d")  # type: ignore[assignment]
         self.by_block = _View(sweep.block_events, deps, "b")  # type: ignore[assignment]
         self.duplicates = []
 
-    def resolve(self, ref: str, source: Event | None = None):  # type: ignore[override]
-        self._source = source
-        return super().resolve(ref, source)
-
-    @property  # type: ignore[override]
-    def events(self) -> list[Event]:
-        # a text reference searches every entry before its source (`events._before`)
-        src = self._source
-        self._deps.add(("a", None) if src is None or src.timestamp is None else ("<", order_key(src)))
+    def _all_events(self, source: Event | None) -> list[Event]:
+        # a text reference searches every entry before its source (`_before`)
+        self._deps.add(("a", None) if source is None or source.timestamp is None else ("<", order_key(source)))
         return self._sweep.all_events()
 
 

@@ -88,11 +88,12 @@ class VersionTable:
 
     def tree(self, idx: int) -> dict[str, str]:
         """Vault-relative path -> blob at commit number `idx` (oldest is 0)."""
-        out = {}
+        out: dict[str, str] = {}
         for path, (starts, blobs) in self._history.items():
             k = bisect.bisect_right(starts, idx) - 1
-            if k >= 0 and blobs[k] is not None:
-                out[path] = blobs[k]  # type: ignore[assignment]
+            blob = blobs[k] if k >= 0 else None
+            if blob is not None:
+                out[path] = blob
         return out
 
 
@@ -156,16 +157,17 @@ class _StateIndex(EventIndex):
             self._full = EventIndex(self.events)
         return self._full
 
+    # EventIndex's plain attributes, read-only here: built on first read (nothing assigns them)
     @property
-    def by_date(self):  # type: ignore[override]
+    def by_date(self) -> dict[str, list[Event]]:  # type: ignore[override]
         return self._whole().by_date
 
     @property
-    def by_block(self):  # type: ignore[override]
+    def by_block(self) -> dict[str, list[Event]]:  # type: ignore[override]
         return self._whole().by_block
 
     @property
-    def duplicates(self):  # type: ignore[override]
+    def duplicates(self) -> list[Event]:  # type: ignore[override]
         if len(self.by_id) == len(self.events):
             return []
         return self._whole().duplicates

@@ -17,9 +17,11 @@ from __future__ import annotations
 import functools
 import re
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
-from typing import TYPE_CHECKING, Any
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Final, ParamSpec, TypeVar
 
 from memvault.entries.model import Event
 from memvault.entries.render import iso
@@ -30,16 +32,23 @@ from memvault.history.snapshot import Snapshot, SnapshotLoader, entry_text
 from memvault.history.timelines import no_gc
 
 if TYPE_CHECKING:
+    from memvault.entries.timeline import Timeline
     from memvault.history.live_columns import RecordedIndex
+    from memvault.history.postings import StoredSearch
+    from memvault.history.recorded_search import StateSearch
     from memvault.parsed import ParsedVault
 
-def _no_gc(method: Any) -> Any:
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _no_gc(method: Callable[P, R]) -> Callable[P, R]:
     """Queries allocate many short-lived objects and no cycles; with ~1M cached objects
     alive, a cyclic collection in the middle of one costs more than the query (measured:
     p95 halved). Collection resumes when the query returns."""
 
     @functools.wraps(method)
-    def run(*args: Any, **kwargs: Any) -> Any:
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
         with no_gc():
             return method(*args, **kwargs)
 
@@ -47,7 +56,15 @@ def _no_gc(method: Any) -> Any:
 
 
 HISTORY_DEFAULTS: dict[str, Any] = {"pack_loose": PACK_LOOSE_DEFAULT, "snapshots": 4, "precompute": True}
-_UNSET: Any = object()
+
+
+class _Unset(Enum):
+    """A cache not filled yet (None is a value the caches hold: "there is none")."""
+
+    token = 0
+
+
+_UNSET: Final = _Unset.token
 
 
 # what can only be meant as a git revision: HEAD~3, main^, a commit id
@@ -75,15 +92,15 @@ class History:
         self.vault = vault
         self.config = vault.config
         self.settings = vault.config.section("history", HISTORY_DEFAULTS)
-        self._repo: GitRepo | None = _UNSET
+        self._repo: GitRepo | None | _Unset = _UNSET
         self._loader: SnapshotLoader | None = None
         self._snapshots: OrderedDict[str, Snapshot] = OrderedDict()
         self._packed = False
         self._spans: SpanIndex | None = None
         self._event_queries = 0
-        self._search: Any = None
-        self._index: Any = _UNSET
-        self._stored: Any = _UNSET
+        self._search: StateSearch | None = None  # recorded QUERY without stored postings
+        self._index: RecordedIndex | None | _Unset = _UNSET
+        self._stored: StoredSearch | None | _Unset = _UNSET
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -112,8 +129,8 @@ class History:
     def close(self) -> None:
         if self._loader is not None:
             self._loader.close()
-        elif self._repo not in (None, _UNSET):
-            self._repo.close()  # type: ignore[union-attr]
+        elif isinstance(self._repo, GitRepo):
+            self._repo.close()
 
     def point(self, when: datetime | str | TimePoint, *, day_end: bool = True) -> TimePoint:
         """Read a time: ISO (vault zone if none), plain date (end of day), `yesterday`,
@@ -260,16 +277,14 @@ class History:
             if commit is None:
                 return []
             try:
-                timeline, ranked = self._search_state(commit, query, point.at, limit or 10)
+                return self._search_state(commit, query, point.at, limit or 10)
             except StaleIndex:  # the parse cache disagrees with the index: answer without it
                 self._index = self._stored = None
-                timeline, ranked = self._search_state(commit, query, point.at, limit or 10)
-        else:
-            timeline = self.vault.timeline
-            ranked = asof_rank.rank_with_index(self.vault, query, point.at, limit or 10)
-        return [timeline.to_dict(ev, point.at) | parts for ev, parts in ranked]
+                return self._search_state(commit, query, point.at, limit or 10)
+        ranked = asof_rank.rank_with_index(self.vault, query, point.at, limit or 10)
+        return [self.vault.timeline.to_dict(ev, point.at) | parts for ev, parts in ranked]
 
-    def _search_state(self, commit: Commit, query: str, at: datetime, limit: int) -> tuple[Any, list[tuple[Event, dict[str, Any]]]]:
+    def _search_state(self, commit: Commit, query: str, at: datetime, limit: int) -> list[dict[str, Any]]:
         """Recorded QUERY: the commit's entries scored as search scores them, ranked on a
         timeline cut down to the candidates (from the index) or the commit's whole one."""
         from memvault.history.recorded_search import StateSearch, parts
@@ -279,7 +294,7 @@ class History:
         c = index.position(commit.sha) if index is not None else None
         if index is not None and c is not None:
             present = index.present(c)
-            search = self._stored_search(index)
+            search: StateSearch | None = self._stored_search(index)
             keys = [(path, index.keys[vid][1]) for path, vid in present.items()]
             if search is not None:
                 state: list[tuple[tuple[str, str], list[Event] | None]] = [(key, None) for key in keys]
@@ -287,7 +302,7 @@ class History:
                 parsed = self.loader.events_of(keys)
                 state = [(key, parsed[key]) for key in keys]
 
-            def timeline_of(events: list[Event]) -> Any:
+            def timeline_of(events: list[Event]) -> Timeline:
                 occs = [index.occurrence(present[ev.file], ev) for ev in events]
                 return index.timeline_for(c, occs, chains=True)[0]
         else:
@@ -295,16 +310,18 @@ class History:
             state = [((v.path, v.blob), v.events) for v in snap.files.values()]
             search = None
 
-            def timeline_of(events: list[Event]) -> Any:
+            def timeline_of(events: list[Event]) -> Timeline:
                 return snap.timeline
         if search is None:
             if self._search is None:
                 self._search = StateSearch(Weights.from_config(self.config))
             search = self._search
         hits, tl = search.rank_with(state, query, timeline_of, at, limit)
-        return tl, [(tl.by_id[h.id], parts(h)) for h in hits]  # type: ignore[union-attr]
+        if tl is None:  # no words to look for
+            return []
+        return [tl.to_dict(tl.by_id[h.id], at) | parts(h) for h in hits]
 
-    def _stored_search(self, index: RecordedIndex) -> Any:
+    def _stored_search(self, index: RecordedIndex) -> StoredSearch | None:
         """Recorded QUERY's postings from disk (asof_postings), analysing the versions not
         stored yet; None when the cache cannot be written (the in-memory search is used)."""
         if self._stored is _UNSET:

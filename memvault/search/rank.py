@@ -25,6 +25,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from memvault.config.core import Config
@@ -304,9 +305,9 @@ def rank_candidates(
     """Score (event, bm25) candidates into ranked hits. `timeline` must hold their superseders.
     Relevance is BM25 over `best` (default: the best of these candidates)."""
     raw: dict[str, float] = {}
-    for ev, score in candidates:
-        if timeline.by_id.get(ev.id) is ev or ev.id not in raw:
-            raw[ev.id] = max(score, raw.get(ev.id, 0.0))
+    for cand, score in candidates:
+        if timeline.by_id.get(cand.id) is cand or cand.id not in raw:
+            raw[cand.id] = max(score, raw.get(cand.id, 0.0))
     if best is None:
         best = max(raw.values(), default=0.0)
     if best <= 0:
@@ -491,7 +492,7 @@ def _bm25(columns: list[list[list[str]]], query: Query, w: Weights, plan: Plan) 
         matched = all(_count_phrase_any(cols, own, p) for p in query.phrases)
         if not matched or not any(_count_phrase_any(cols, every, ph) for ph, _ in scored[n_required:]):
             continue
-        if not plan.admits(lambda t, cols=cols: _count_phrase_any(cols, every, (t,)),
+        if not plan.admits(partial(_has_word, cols, every),
                            any(_count_phrase_any(cols, every, c) for c in query.compounds)):
             continue
         norm = w.k1 * (1 - w.b + w.b * lengths[d] / (avg or 1.0))
@@ -508,6 +509,10 @@ def _count_phrase(tokens: list[str], phrase: tuple[str, ...]) -> int:
 
 def _count_phrase_any(cols: list[list[str]], among: Iterable[int], phrase: tuple[str, ...]) -> bool:
     return any(_count_phrase(cols[i], phrase) for i in among)
+
+
+def _has_word(cols: list[list[str]], among: Iterable[int], word: str) -> bool:
+    return _count_phrase_any(cols, among, (word,))
 
 
 def _contexts_by_position(events: list[Event]) -> list[str]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -38,7 +38,7 @@ STOPWORDS = frozenset(
 )
 
 
-def _stemmer():
+def _stemmer() -> Callable[[str], str]:
     try:
         import Stemmer  # PyStemmer: the Snowball stemmers in C
 
@@ -174,8 +174,12 @@ def parse_query(text: str) -> Query:
             (q.types if name == "type" else q.tags).append(value.lower().lstrip("#"))
         return " "
 
+    def take_tag(m: re.Match[str]) -> str:
+        q.tags.append(m.group(1).lower().rstrip("/-"))
+        return " "
+
     rest = FIELD_RE.sub(take_field, rest)
-    rest = HASHTAG_RE.sub(lambda m: q.tags.append(m.group(1).lower().rstrip("/-")) or " ", rest)
+    rest = HASHTAG_RE.sub(take_tag, rest)
     words: list[tuple[str, bool]] = []  # (term, is a stopword)
     for i, part in enumerate(_split_quotes(rest)):
         if i % 2 == 1:  # inside quotes

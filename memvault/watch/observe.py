@@ -37,7 +37,7 @@ def is_watch_limit(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in LIMIT_ERRNOS
 
 
-def limit_message(exc: BaseException) -> str:
+def limit_message(exc: OSError) -> str:
     current = ""
     with contextlib.suppress(OSError):
         current = Path("/proc/sys/fs/inotify/max_user_watches").read_text().strip()

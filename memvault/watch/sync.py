@@ -57,8 +57,9 @@ def state_tuple(state: Any) -> tuple[int, int, str | None, int | None]:
     if isinstance(state, tuple | list):
         values = list(state) + [None] * 4
         return int(values[0]), int(values[1]), values[2], values[3]
-    get = state.get if isinstance(state, dict) else lambda k, d=None: getattr(state, k, d)
-    return int(get("size")), int(get("mtime_ns")), get("sha256"), get("events")
+    names = ("size", "mtime_ns", "sha256", "events")
+    got: list[Any] = [state.get(k) for k in names] if isinstance(state, dict) else [getattr(state, k, None) for k in names]
+    return int(got[0]), int(got[1]), got[2], got[3]
 
 
 def differing(disk: Mapping[str, Stat], indexed: Mapping[str, Any]) -> tuple[set[str], set[str]]:
@@ -233,7 +234,7 @@ def sync(root: Path, config: Any, index: Any, keys: set[str] | None = None,
         return SyncResult(updated=done, report=report, seconds=time.perf_counter() - start, rebuilt=stale)
     if keys is not None and not any(k.endswith("/") for k in keys) and len(keys) <= 900:
         # the common case, a few saved files: no need for the whole per-file table
-        paths, settle = set(keys), set()
+        paths, settle = set(keys), set[str]()
         counts = indexed_counts(index, paths)
     else:
         paths, settle = plan(root, index.indexed_files(), keys, snapshot)

@@ -163,7 +163,9 @@ def insert_entry(old: str, event: Event, rel: str, vault: ParsedVault) -> tuple[
 
     Returns the new text and the 1-based line of the new heading.
     """
-    day = event.timestamp.date().isoformat()  # type: ignore[union-attr]
+    when = event.timestamp
+    assert when is not None, "insert_entry takes a log entry, which has a time"
+    day = when.date().isoformat()
     block = render_entry(event)
     if not old.strip():
         text = f"# {day}\n\n{block}"
@@ -172,7 +174,7 @@ def insert_entry(old: str, event: Event, rel: str, vault: ParsedVault) -> tuple[
     parsed = parse_log(old, rel, vault.config)
     # By the minute: going in front of an entry of the same minute (10:00:30 before 10:00:45) would
     # renumber its default id (…T10:00 -> …T10:00-2), and references to it would move to the new one.
-    minute = _minute(event.timestamp)  # type: ignore[arg-type]
+    minute = _minute(when)
     later = [e for e in parsed.events if e.timestamp and _minute(e.timestamp) > minute]
     if later:
         at = later[0].line - 1
@@ -210,9 +212,9 @@ def _pin_ref(vault: ParsedVault, ref: str, when: datetime, verb: str) -> str:
     res = vault.timeline.index.resolve(ref)
     if res.candidates:
         raise InputError(f"reference {ref!r} is ambiguous; candidates: {', '.join(res.candidates)}")
-    if not res.ok:
+    if res.target is None:  # not `res.ok`: this way the type narrows
         raise NotFoundError(f"reference {ref!r} does not resolve: {res.reason}")
-    target = vault.timeline.by_id[res.target]  # type: ignore[index]
+    target = vault.timeline.by_id[res.target]
     if target.timestamp is not None and target.timestamp > when:
         raise InputError(
             f"the new entry ({when.isoformat()}) cannot {verb} {res.target}, which is later "
@@ -220,7 +222,7 @@ def _pin_ref(vault: ParsedVault, ref: str, when: datetime, verb: str) -> str:
     literal = ref.strip()
     if literal == res.target or literal.startswith(("[[", "![[", "^")):
         return literal
-    return res.target  # type: ignore[return-value]
+    return res.target
 
 
 def with_id(event: Event, new_id: str) -> Event:

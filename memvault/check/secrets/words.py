@@ -76,6 +76,12 @@ def credential_name(ident: str) -> str | None:
     return None
 
 
+def _ident_end(text: str, i: int, end: int | None = None) -> int:
+    """Where the identifier characters from `i` end (`i` when there are none)."""
+    m = IDENT_TAIL_RE.match(text, i, len(text) if end is None else end)
+    return m.end() if m else i  # the pattern matches the empty string: m is never None
+
+
 class _Text:
     """The text, and (built on first need) its reverse, to find where an identifier begins in C."""
 
@@ -84,12 +90,12 @@ class _Text:
         self._rev: str | None = None
 
     def ident_start(self, i: int) -> int:
-        if i == 0 or not IDENT_TAIL_RE.match(self.text, i - 1, i).end() > i - 1:  # type: ignore[union-attr]
+        if i == 0 or not _ident_end(self.text, i - 1, i) > i - 1:
             return i
         if self._rev is None:
             self._rev = self.text[::-1]
         n = len(self.text)
-        return i - (IDENT_TAIL_RE.match(self._rev, n - i).end() - (n - i))  # type: ignore[union-attr]
+        return i - (_ident_end(self._rev, n - i) - (n - i))
 
 
 def cred_assignments(text: str, low: str, lines: list[tuple[int, str]]) -> Iterator[tuple[int, int, str, str]]:
@@ -104,7 +110,7 @@ def cred_assignments(text: str, low: str, lines: list[tuple[int, str]]) -> Itera
         for word in ASSIGN_HINTS:
             i = low.find(word, start, end)
             while i >= 0:
-                b = IDENT_TAIL_RE.match(text, i).end()  # type: ignore[union-attr]
+                b = _ident_end(text, i)
                 if b not in seen:
                     seen.add(b)
                     hit, b = _assigned(src, i, b)

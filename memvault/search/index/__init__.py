@@ -13,17 +13,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from memvault.parsed import ParsedVault
 from memvault.search.index.core import BACKENDS, Index, Progress, resolve_backend
 from memvault.search.index.engine import FileState, IndexStatus, UpdateReport
 from memvault.search.rank import Hit
 
 
-def open_index(vault, backend: str | None = None) -> Index:
+def open_index(vault: ParsedVault, backend: str | None = None) -> Index:
     """The vault's index with `backend` (else `[index] backend` in memvault.toml, else sqlite)."""
     return Index(vault, backend)
 
 
-def search_vault(vault, query: str, *, backend: str | None = None, refresh: bool = True,
+def search_vault(vault: ParsedVault, query: str, *, backend: str | None = None, refresh: bool = True,
                  **options: Any) -> list[Hit]:
     """Search with an index brought up to date first (what `memvault search` does).
 
@@ -36,7 +37,7 @@ def search_vault(vault, query: str, *, backend: str | None = None, refresh: bool
         return index.search(query, **options)
 
 
-def update_index(vault, backend: str | None = None, *, rebuild: bool = False,
+def update_index(vault: ParsedVault, backend: str | None = None, *, rebuild: bool = False,
                  progress: Progress | None = None) -> UpdateReport:
     """Bring the index up to date with the files (only changed ones are re-read), or rebuild
     it from scratch (what `memvault index` does); `progress(done, total)` hears how far it is."""
@@ -44,12 +45,12 @@ def update_index(vault, backend: str | None = None, *, rebuild: bool = False,
         return index.rebuild(progress=progress) if rebuild else index.update(progress=progress)
 
 
-def index_status(vault, backend: str | None = None) -> IndexStatus:
+def index_status(vault: ParsedVault, backend: str | None = None) -> IndexStatus:
     with open_index(vault, backend) as index:
         return index.status()
 
 
-def status_section(vault) -> tuple[str, dict[str, Any], list[str]]:
+def status_section(vault: ParsedVault) -> tuple[str, dict[str, Any], list[str]]:
     """The index part of `memvault status`: (name, data for --json, lines for people)."""
     st = index_status(vault)
     return "index", st.to_dict(), st.lines()

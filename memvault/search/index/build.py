@@ -10,14 +10,16 @@ import contextlib
 import gc
 import os
 import shutil
+import sqlite3
 import time
 from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memvault.layout import iter_markdown
 from memvault.parsed import parser_fingerprint
 from memvault.search.index import heal, links, store
-from memvault.search.index.engine import UpdateReport
+from memvault.search.index.engine import Doc, Engine, UpdateReport
 from memvault.search.textproc import ANALYZER_VERSION
 
 if TYPE_CHECKING:
@@ -60,7 +62,7 @@ def _build(index: Index, progress: Progress | None, note: str | None) -> UpdateR
         engine.begin()
         all_events = []
         rows, docs = [], []
-        counts = None if engine.counts_terms else Counter()
+        counts: Counter[str] | None = None if engine.counts_terms else Counter()
         rowid = 1
         for n, rel in enumerate(paths, 1):
             got = _read(vault.root, rel, vault.config)
@@ -112,7 +114,8 @@ def _build(index: Index, progress: Progress | None, note: str | None) -> UpdateR
     return report
 
 
-def _flush(conn, engine, rows: list, docs: list, counts: Counter | None) -> None:
+def _flush(conn: sqlite3.Connection, engine: Engine, rows: list[tuple[Any, ...]], docs: list[Doc],
+           counts: Counter[str] | None) -> None:
     store.insert_events(conn, rows)
     engine.add(docs)
     if counts is not None:
@@ -121,7 +124,7 @@ def _flush(conn, engine, rows: list, docs: list, counts: Counter | None) -> None
     docs.clear()
 
 
-def _fsync(path) -> None:
+def _fsync(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -129,7 +132,7 @@ def _fsync(path) -> None:
         os.close(fd)
 
 
-def _swap(index: Index, tmp_db, tmp_dir) -> None:
+def _swap(index: Index, tmp_db: Path, tmp_dir: Path) -> None:
     """Put the new index in place: text directory first, the store last (it names the
     generation, so a crash in between is seen as a mismatch and rebuilt)."""
     if tmp_dir.exists():

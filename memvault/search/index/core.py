@@ -20,22 +20,25 @@ import os
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memvault.config.core import Config
 from memvault.entries.model import Event, Problem
 from memvault.entries.timeline import Timeline
 from memvault.errors import ConfigError, InputError, UnsafePath
 from memvault.fsio import decode_text, locked
 from memvault.layout import is_file, is_vault_markdown, open_file, problem_at, walk
-from memvault.parsed import BIG_FILE, parse_text, parser_fingerprint
+from memvault.parsed import BIG_FILE, ParsedVault, parse_text, parser_fingerprint
 from memvault.search import access
+from memvault.search.access import Access
 from memvault.search.index import heal, links, store
 from memvault.search.index.engine import Doc, Engine, FileState, IndexStatus, UpdateReport
 from memvault.search.rank import (
     EXHAUSTIVE,
+    Filter,
     Hit,
     Plan,
     Weights,
@@ -45,7 +48,7 @@ from memvault.search.rank import (
     rank_candidates,
     score_ceiling,
 )
-from memvault.search.textproc import ANALYZER_VERSION, analyzed, parse_query
+from memvault.search.textproc import ANALYZER_VERSION, Query, analyzed, parse_query
 from memvault.sqlutil import in_chunks
 
 BACKENDS = ("sqlite", "whoosh")
@@ -54,7 +57,7 @@ RACY_SECONDS = 2.0  # a file changed this recently may change again within its m
 Progress = Callable[[int, int], None]
 
 
-def resolve_backend(vault, backend: str | None) -> str:
+def resolve_backend(vault: ParsedVault, backend: str | None) -> str:
     name = (backend or vault.config.section("index", INDEX_DEFAULTS)["backend"] or "sqlite").lower()
     if name not in BACKENDS:
         where = "--backend" if backend else f"[index] backend in {vault.config.path or 'memvault.toml'}"
@@ -65,7 +68,7 @@ def resolve_backend(vault, backend: str | None) -> str:
 class Index:
     """One vault's index with one backend. Readers open it freely; writers take the lock."""
 
-    def __init__(self, vault, backend: str | None = None):
+    def __init__(self, vault: ParsedVault, backend: str | None = None):
         self.vault = vault
         self.backend = resolve_backend(vault, backend)
         self.dir: Path = vault.derived / "index"
@@ -151,7 +154,7 @@ class Index:
     # -- writing ---------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _writer(self):
+    def _writer(self) -> Iterator[None]:
         timeout = float(self.settings.get("lock_timeout", 30.0))
         with locked(self.lock_path, timeout=timeout, what="the search index"):
             yield
@@ -225,7 +228,9 @@ class Index:
             self._apply(conn, engine, parsed, gone, touched_stat, report)
         return report
 
-    def _apply(self, conn, engine, parsed, gone, touched_stat, report) -> None:
+    def _apply(self, conn: sqlite3.Connection, engine: Engine,
+               parsed: dict[str, tuple[FileState, list[Event], list[Problem]]], gone: list[str],
+               touched_stat: dict[str, FileState], report: UpdateReport) -> None:
         files = list(parsed) + list(gone)
         old = _events_of_files(conn, files)
         report.events_removed = len(old)
@@ -367,13 +372,14 @@ class Index:
             access.record(self.vault.root, [h.id for h in hits if h.matched])
         return hits
 
-    def _plan(self, conn, q) -> Plan:
+    def _plan(self, conn: sqlite3.Connection, q: Query) -> Plan:
         if q.phrases or len(q.terms) < 2 or self.weights.score_limit <= 0:
             return EXHAUSTIVE
         docs, n_docs = store.term_docs(conn, q.terms)
         return plan_query(q, docs, n_docs, self.weights.score_limit)
 
-    def _rank(self, conn, found, q, when, keep, include_all, limit) -> list[Hit]:
+    def _rank(self, conn: sqlite3.Connection, found: list[tuple[int, float]], q: Query, when: datetime,
+              keep: Filter, include_all: bool, limit: int) -> list[Hit]:
         """Rank the engine's candidates, decoding only those that can make the hits.
 
         Every candidate's score is first computed from stored columns (`rank.score_ceiling`:
@@ -412,7 +418,9 @@ class Index:
                 return hits
             m += more
 
-    def _triage(self, found, heads, linked, stats, best, when):
+    def _triage(self, found: list[tuple[int, float]], heads: dict[int, store.Head], linked: set[str] | None,
+                stats: dict[str, Access], best: float, when: datetime,
+                ) -> tuple[list[tuple[int, float]], list[tuple[float, int, float]]]:
         """(candidates always decoded, [(score ceiling, rowid, bm25)] of the others, best first).
         Everything is decoded when `linked` is None (--all)."""
         twice = {i for i, n in Counter(h.id for h in heads.values()).items() if n > 1}
@@ -497,7 +505,7 @@ def _scan(root: Path, skipped: list[Problem] | None = None) -> dict[str, tuple[i
     return {rel: (st.st_size, st.st_mtime_ns) for rel, st in walk(root, skipped, with_stat=True) if st}
 
 
-def _read(root: Path, rel: str, config) -> tuple[FileState, list[Event], list[Problem]] | Problem:
+def _read(root: Path, rel: str, config: Config) -> tuple[FileState, list[Event], list[Problem]] | Problem:
     """Read, hash and parse one file; a read failure is a Problem (the caller keeps old data)."""
     try:
         with open_file(root, rel) as fh:

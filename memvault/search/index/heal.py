@@ -29,7 +29,7 @@ import sqlite3
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from memvault import derived_db
 
@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     from memvault.search.index.core import Index
 
 LEFTOVER_RE = re.compile(r"\.(sqlite|whoosh)\.(?:db\.tmp|tmp|old)(\d+)")
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def stamp_path(index: Index) -> Path:
@@ -139,11 +140,11 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def healing(method: F) -> F:
+def healing(method: Callable[Concatenate[Index, P], R]) -> Callable[Concatenate[Index, P], R]:
     """A read of the index that meets damage rebuilds it and is tried once more."""
 
     @functools.wraps(method)
-    def wrapper(index: Index, *args: Any, **kwargs: Any) -> Any:
+    def wrapper(index: Index, *args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return method(index, *args, **kwargs)
         except Exception as exc:
@@ -157,7 +158,7 @@ def healing(method: F) -> F:
             raise derived_db.Damaged(f"the search index at {index.dir} is still damaged after a rebuild "
                                      f"({exc}); is the disk failing?") from exc
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 def rebuild_after(index: Index, exc: BaseException) -> bool:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
+from memvault.config.core import Config
 from memvault.entries.model import Event
 from memvault.entries.timeline import DATE_RE, ID_SPACE_RE, LINK_RE, EventIndex, Timeline, sort_key
 from memvault.search.index import store
@@ -72,7 +73,7 @@ def _refs(ev: Event) -> list[tuple[str, str]]:
 
 
 def recompute_all(conn: sqlite3.Connection, events: list[tuple[int, Event]] | None = None,
-                  config=None) -> None:
+                  config: Config | None = None) -> None:
     """Resolve every reference with a real Timeline over all indexed events."""
     if events is None:
         events = store.load_events(conn)
@@ -115,7 +116,7 @@ def _full_target(tl: Timeline, ev: Event, kind: str, ref: str) -> tuple[str | No
 
 
 def update(conn: sqlite3.Connection, removed: list[tuple[int, Event]], added: list[Event],
-           added_rowids: Iterable[int], config=None) -> None:
+           added_rowids: Iterable[int], config: Config | None = None) -> None:
     """Re-resolve what the removed and added events can affect; rows of removed events
     must already be gone from `events`, those of added ones present."""
     scopes = set().union(set(), *(event_scopes(e) for e in [e for _, e in removed] + added))
@@ -199,7 +200,8 @@ def _pool(conn: sqlite3.Connection, scopes: set[str]) -> dict[int, Event]:
 
 
 def _closes_cycle(conn: sqlite3.Connection, src: str, target: str) -> bool:
-    node, seen = target, set()
+    node: str | None = target
+    seen: set[str] = set()
     while node is not None and node not in seen:
         if node == src:
             return True

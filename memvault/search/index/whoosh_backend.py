@@ -19,7 +19,8 @@ import uuid
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from types import ModuleType
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memvault.derived_db import Damaged
 from memvault.errors import ConfigError, MemvaultError
@@ -30,14 +31,15 @@ from memvault.search.textproc import Query
 
 FIELDS = ("title", "body", "tags", "extra", "context")
 GENERATION_FILE = "GENERATION"
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
-def _reading(method: F) -> F:
+def _reading(method: Callable[Concatenate[WhooshEngine, P], R]) -> Callable[Concatenate[WhooshEngine, P], R]:
     """whoosh's errors while it reads or writes its files mean damaged files."""
 
     @functools.wraps(method)
-    def wrapper(self: WhooshEngine, *args: Any, **kwargs: Any) -> Any:
+    def wrapper(self: WhooshEngine, *args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return method(self, *args, **kwargs)
         except (MemvaultError, MemoryError):
@@ -45,10 +47,10 @@ def _reading(method: F) -> F:
         except Exception as exc:
             raise Damaged(f"whoosh index {self.directory}: {type(exc).__name__}: {exc}") from exc
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
-def _whoosh():
+def _whoosh() -> ModuleType:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # whoosh 2.7 has invalid escapes (SyntaxWarning)
@@ -73,10 +75,11 @@ class WhooshEngine:
         self.w = _whoosh()
         self.directory = Path(directory)
         self.weights = dict(zip(FIELDS, weights, strict=True))
-        self._ix = None
-        self._writer = None
+        # whoosh has no type hints: its index and writer objects are Any to the checker
+        self._ix: Any = None
+        self._writer: Any = None
 
-    def _schema(self):
+    def _schema(self) -> Any:
         f = self.w.fields
         text = f.TEXT(analyzer=self.w.analysis.SpaceSeparatedTokenizer(), phrase=True)
         return f.Schema(rid=f.ID(stored=True, unique=True),
@@ -84,7 +87,7 @@ class WhooshEngine:
 
     @property
     @_reading
-    def ix(self):
+    def ix(self) -> Any:
         if self._ix is None:
             if not self.w.index.exists_in(str(self.directory)):
                 self.create()
@@ -131,11 +134,11 @@ class WhooshEngine:
                 self._writer.cancel()
             self._writer = None
 
-    def _query(self, q: Query, plan: Plan):
+    def _query(self, q: Query, plan: Plan) -> Any:
         Q = self.w.query
         fields = [f for f in FIELDS if self.weights[f] > 0]
 
-        def any_field(terms: tuple[str, ...], among=fields):
+        def any_field(terms: tuple[str, ...], among: list[str] = fields) -> Any:
             if len(terms) == 1:
                 return Q.Or([Q.Term(f, terms[0], boost=self.weights[f]) for f in among])
             return Q.Or([Q.Phrase(f, list(terms), boost=self.weights[f]) for f in among])
