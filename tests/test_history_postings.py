@@ -1,4 +1,4 @@
-"""Recorded QUERY's stored postings (asof_postings) score exactly as the in-memory search."""
+"""Recorded QUERY's stored postings (history.postings) score exactly as the in-memory search."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from memvault.search.textproc import parse_query
 from memvault.vault import Vault
 
 from .helpers_history import build_history
-from .test_recorded_index import GIT_ENV, git
+from .test_history_sweep import GIT_ENV, git
 
 QUERIES = ["alpha bravo", "charlie", '"delta echo"', "golf-hotel", "type:belief kilo", "zulu", "nothing-here"]
 
