@@ -62,3 +62,11 @@ def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
     if proc.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
     return proc.stdout
+
+
+def plain_vault(root: Path, zone: str = "UTC") -> Path:
+    """A vault of one entry: memory/2026-02-21.md, a 09:00 belief "User likes tea"."""
+    (root / "memory").mkdir(parents=True, exist_ok=True)
+    (root / "memvault.toml").write_text(f'[vault]\ntimezone = "{zone}"\n')
+    (root / "memory" / "2026-02-21.md").write_text("# 2026-02-21\n\n## 09:00 - Belief\nUser likes tea\n")
+    return root

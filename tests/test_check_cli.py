@@ -13,6 +13,7 @@ from memvault.cli import cli
 from memvault.config.core import Config
 from memvault.vault import Vault
 
+from .conftest import plain_vault
 from .helpers_check import NOW, codes, copy_fixture, run_check, write_vault
 
 MIXED = {
@@ -234,3 +235,18 @@ def test_each_fixable_fixture_is_fixed(code: str, tmp_path: Path):
     after = (vault / "memory" / "2026-02-21.md").read_text()
     assert signature(after) == signature(before["memory/2026-02-21.md"])
     assert NOW  # the fixtures are judged at a fixed time
+
+
+def test_check_fix_leaves_nothing_for_a_second_fix(runner, vault_dir):
+    # Spaces at the end of an entry's last line, right before the next entry's heading, were taken
+    # for a Markdown hard break: not reported; once --fix put the entries in time order the line
+    # came last and a second `check` warned MV104.
+    plain_vault(vault_dir)
+    (vault_dir / "memory" / "2026-02-20.md").write_text(
+        "# 2026-02-20\n\n## 10:00 - Belief\nfoo tea   \n## 09:00 - Observation\nbar coffee\n")
+    first = runner.invoke(cli, ["check", "--json"])
+    assert '"MV104"' in first.output and '"MV015"' in first.output, first.output
+    runner.invoke(cli, ["check", "--fix"])
+    again = runner.invoke(cli, ["check", "--json"])
+    assert again.exit_code == 0 and '"problems": []' in again.output, again.output
+    assert [e.content for e in Vault.open(vault_dir).events if e.file.endswith("20.md")] == ["bar coffee", "foo tea"]

@@ -1,17 +1,18 @@
-"""init, log, show, list and check through the CLI; state checked through the library."""
+"""init, list, show, check, demo and what every command shares (errors, usage, finding the vault)
+through the CLI; state checked through the library. `log` is in test_write.py."""
 
 from __future__ import annotations
 
 import json
-import multiprocessing
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from memvault.cli import cli
 from memvault.vault import Vault
-from memvault.write.log import log_entry
 
-from .conftest import git
+from .conftest import git, plain_vault
 
 
 def test_init_creates_a_committed_vault_and_refuses_to_overwrite(runner, tmp_path):
@@ -27,86 +28,6 @@ def test_init_creates_a_committed_vault_and_refuses_to_overwrite(runner, tmp_pat
     assert git(target, "status", "--porcelain") == ""
     again = runner.invoke(cli, ["init", str(target)])
     assert again.exit_code == 1 and "already holds a vault" in again.output
-
-
-def test_log_appends_in_time_order_and_prints_the_id(runner, vault_dir):
-    runner.invoke(cli, ["init", str(vault_dir), "--no-git", "--timezone", "UTC"])
-    ids = []
-    for when, text in [("2026-02-21 14:30", "second"), ("2026-02-21 09:15", "first"), ("2026-02-21 14:30", "third")]:
-        result = runner.invoke(cli, ["log", "--at", when, "--type", "belief", text])
-        assert result.exit_code == 0, result.output
-        ids.append(result.output.strip())
-    assert ids == ["2026-02-21T14:30", "2026-02-21T09:15", "2026-02-21T14:30-2"]
-    vault = Vault.open(vault_dir)
-    assert [e.content for e in vault.events] == ["first", "second", "third"]
-    text = (vault_dir / "memory" / "2026-02-21.md").read_text()
-    assert text.startswith("# 2026-02-21\n\n## 09:15 - Belief\nfirst\n\n## 14:30 - Belief\nsecond\n")
-
-
-def test_log_with_metadata_and_supersedes(runner, sample_vault):
-    result = runner.invoke(cli, [
-        "log", "--at", "2026-02-22 10:00", "--type", "correction", "--supersedes",
-        "belief about dark mode from 2026-02-14", "--confidence", "0.9", "--tags", "ui,prefs",
-        "--source", "user", "--importance", "high", "--json", "Prefers light mode",
-    ])
-    assert result.exit_code == 0, result.output
-    new_id = json.loads(result.output)["id"]
-    vault = Vault.open(sample_vault)
-    ev = vault.get(new_id)
-    assert (ev.confidence0, ev.tags, ev.source, ev.importance) == (0.9, ("ui", "prefs"), "user", 0.9)
-    assert vault.as_dict(vault.get("2026-02-14T15:00"))["superseded_by"] == new_id
-
-
-def test_log_refuses_bad_input_with_exit_2(runner, sample_vault):
-    cases = [
-        (["log", "--type", "feeling", "x"], "unknown type"),
-        (["log", "--at", "next blursday", "x"], "cannot read the time"),
-        (["log", "--supersedes", "belief from 2026-02-14", "x"], "ambiguous"),
-        (["log", "## 09:00 - Belief"], "heading"),
-        (["log", "password=" + "hunter2hunter2"], "secret"),
-        (["log", "--importance", "urgent", "x"], "--importance 'urgent': use high, medium, low or a number 0-1"),
-    ]
-    before = sorted(p.name for p in (sample_vault / "memory").iterdir())
-    for args, fragment in cases:
-        result = runner.invoke(cli, args)
-        assert result.exit_code in (1, 2), (args, result.output)
-        assert fragment in result.output, (args, result.output)
-    assert sorted(p.name for p in (sample_vault / "memory").iterdir()) == before
-
-
-def test_log_entry_reads_importance_as_the_command_line_gives_it(sample_vault):
-    # `--importance high` was read in the CLI; the library takes the same words and numbers.
-    import pytest
-
-    from memvault.errors import InputError
-
-    vault = Vault.open(sample_vault)
-    ev = log_entry(vault, "Prefers short answers", importance="medium")
-    assert ev.importance == 0.5 and Vault.open(sample_vault).get(ev.id).importance == 0.5
-    assert log_entry(vault, "Also terse commit messages", importance=0.3).importance == 0.3
-    with pytest.raises(InputError, match="use high, medium, low or a number 0-1"):
-        log_entry(vault, "never written", importance="urgent")
-    assert "never written" not in {e.content for e in Vault.open(sample_vault).events}
-
-
-def _log_many(args):
-    root, worker = args
-    vault = Vault.open(root)
-    from datetime import datetime
-    from zoneinfo import ZoneInfo
-
-    for i in range(15):
-        log_entry(vault, f"worker {worker} entry {i}", at=datetime(2026, 3, 1, 10, i, tzinfo=ZoneInfo("UTC")))
-
-
-def test_concurrent_loggers_lose_nothing(vault_dir):
-    (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n')
-    (vault_dir / "memory").mkdir()
-    ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(4) as pool:
-        pool.map(_log_many, [(str(vault_dir), w) for w in range(4)])
-    contents = {e.content for e in Vault.open(vault_dir).events}
-    assert contents == {f"worker {w} entry {i}" for w in range(4) for i in range(15)}
 
 
 def test_list_and_show_json_shapes(runner, sample_vault):
@@ -171,49 +92,6 @@ def test_demo_builds_a_committed_story_and_tours_it(runner, tmp_path):
     assert "Error" not in result.output
 
 
-def test_log_pins_a_described_reference_to_the_id_it_resolves_to(runner, sample_vault):
-    result = runner.invoke(cli, ["log", "--at", "2026-02-22 10:00", "--type", "correction",
-                                 "--supersedes", "belief about dark mode from 2026-02-14", "light mode now"])
-    assert result.exit_code == 0, result.output
-    text = (sample_vault / "memory" / "2026-02-22.md").read_text()
-    assert "Supersedes: 2026-02-14T15:00" in text
-    linked = runner.invoke(cli, ["log", "--at", "2026-02-22 11:00", "--type", "correction",
-                                 "--supersedes", "[[2026-02-14#10:00 - Observation]]", "not colours"])
-    assert linked.exit_code == 0, linked.output
-    assert "Supersedes: [[2026-02-14#10:00 - Observation]]" in (sample_vault / "memory" / "2026-02-22.md").read_text()
-
-
-def test_new_daily_logs_follow_the_vault_layout():
-    from memvault.parsed import new_log_path
-
-    assert new_log_path("2026-03-05", None) == "memory/2026-03-05.md"
-    assert new_log_path("2026-03-05", "memory/2026-03-04.md") == "memory/2026-03-05.md"
-    assert new_log_path("2027-01-01", "memory/2026/2026-12-31.md") == "memory/2027/2027-01-01.md"
-    assert new_log_path("2026-04-01", "memory/2026/03/2026-03-31.md") == "memory/2026/04/2026-04-01.md"
-    assert new_log_path("2026-04-01", "memory/notes/2026-03-31.md") == "memory/2026-04-01.md"
-
-
-def test_log_into_a_nested_layout(runner, vault_dir):
-    from .conftest import copy_vault
-
-    copy_vault("obsidian", vault_dir)
-    result = runner.invoke(cli, ["log", "--at", "2026-04-02 09:00", "nested"])
-    assert result.exit_code == 0, result.output
-    assert (vault_dir / "memory" / "2026" / "04" / "2026-04-02.md").is_file()
-
-
-def test_log_expires(runner, sample_vault):
-    result = runner.invoke(cli, ["log", "--at", "2026-02-22 10:00", "--expires", "2026-03-01", "--json", "Office closed"])
-    assert result.exit_code == 0, result.output
-    vault = Vault.open(sample_vault)
-    ev = vault.get(json.loads(result.output)["id"])
-    assert ev.expires.isoformat() == "2026-03-01T00:00:00+01:00"
-    from datetime import datetime
-    from zoneinfo import ZoneInfo
-
-    assert vault.timeline.status(ev, datetime(2026, 3, 1, tzinfo=ZoneInfo("Europe/Berlin"))) == "expired"
-
-
 def test_init_inside_an_existing_repository_does_not_nest_one(runner, tmp_path):
     outer = tmp_path / "notes"
     outer.mkdir()
@@ -248,13 +126,6 @@ def test_demo_without_a_directory_uses_a_new_temporary_one(runner, tmp_path, mon
     assert len(made) == 2
 
 
-def test_log_refuses_to_supersede_a_later_entry(runner, sample_vault):
-    result = runner.invoke(cli, ["log", "--at", "2026-02-10 09:00", "--type", "correction",
-                                 "--supersedes", "2026-02-14T14:30", "earlier"])
-    assert result.exit_code == 2 and "which is later" in result.output
-    assert not (sample_vault / "memory" / "2026-02-10.md").exists()
-
-
 def test_a_command_closes_the_vault_it_opened_however_it_ends(runner, sample_vault):
     # history.py once closed time travel's caches by peeking into `vault.__dict__`; now every
     # command's vault is closed with its click context, on success and on failure alike.
@@ -283,3 +154,82 @@ def test_a_command_closes_the_vault_it_opened_however_it_ends(runner, sample_vau
         result = runner.invoke(group, ["probe", how], obj={"vault_path": str(sample_vault)})
         assert result.exit_code == code, result.output
     assert closed == ["works", "fails"]
+
+
+def test_an_os_error_is_a_message_naming_the_path_not_a_traceback(runner, vault_dir):
+    # `.memvault` left as a file (or a read-only disk): log and search used to print a traceback.
+    plain_vault(vault_dir)
+    (vault_dir / ".memvault").write_text("not a directory")
+    for args in (["log", "hello there"], ["search", "tea"]):
+        result = runner.invoke(cli, args)
+        assert result.exit_code == 1, (args, result.output)
+        assert isinstance(result.exception, SystemExit), (args, result.exception)  # not an OSError
+        assert str(vault_dir / ".memvault") in result.output, (args, result.output)
+    assert [e.content for e in Vault.open(vault_dir).events] == ["User likes tea"]
+
+
+def test_a_usage_error_from_the_library_shows_the_commands_own_usage(runner, vault_dir):
+    plain_vault(vault_dir)
+    result = runner.invoke(cli, ["log", "--at", "next blursday", "hello"], prog_name="memvault")
+    assert result.exit_code == 2
+    assert "Usage: memvault log [OPTIONS] TEXT..." in result.output
+    assert "Try 'memvault log --help'" in result.output
+    hook = runner.invoke(cli, ["hook", "install", "--help"], prog_name="memvault")
+    assert hook.exit_code == 0 and "Usage: memvault hook install" in hook.output
+
+
+def _future_vault(root: Path) -> tuple[str, str, str]:
+    """A belief from yesterday, a correction of it dated tomorrow, and a plain entry for tomorrow."""
+    now = datetime.now(UTC)
+    past, future = (now - timedelta(days=1)).date(), (now + timedelta(days=1)).date()
+    (root / "memory").mkdir(parents=True)
+    (root / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n')
+    (root / "memory" / f"{past}.md").write_text(f"# {past}\n\n## 09:00 - Belief\nStandup is at nine\n")
+    (root / "memory" / f"{future}.md").write_text(
+        f"# {future}\n\n## 09:00 - Correction\nStandup moves to ten\nSupersedes: {past}T09:00\n"
+        "Importance: high\n")
+    return f"{past}T09:00", f"{future}T09:00", "Standup moves to ten"
+
+
+def test_list_and_show_judge_live_as_of_now_like_search_and_asof(runner, vault_dir):
+    # `list` showed a future-dated entry as live (and the entry it will supersede as superseded),
+    # while `search` and `asof now` said the opposite.
+    belief, correction, _ = _future_vault(vault_dir)
+    listed = json.loads(runner.invoke(cli, ["list", "--json"]).output)
+    assert [(d["id"], d["status"], d["superseded_by"]) for d in listed] == [(belief, "live", None)]
+    asof_now = json.loads(runner.invoke(cli, ["asof", "now", "--json"]).output)
+    assert [d["id"] for d in asof_now] == [d["id"] for d in listed]
+    everything = json.loads(runner.invoke(cli, ["list", "--all", "--json"]).output)
+    assert {d["id"]: d["status"] for d in everything} == {belief: "live", correction: "future"}
+    shown = json.loads(runner.invoke(cli, ["show", correction, "--json"]).output)
+    assert shown["status"] == "future"
+    text = runner.invoke(cli, ["show", correction]).output
+    assert "[future]" in text and "importance 0.9" in text
+    vault = Vault.open(vault_dir)
+    assert vault.timeline.status(vault.get(belief), vault.now()) == "live"
+
+
+def test_list_names_the_known_types_when_given_an_unknown_one(runner, vault_dir):
+    plain_vault(vault_dir)
+    day = vault_dir / "memory" / "2026-02-21.md"
+    day.write_text(day.read_text() + "\n## 10:00 - Feeling\nKept though unknown\n")
+    result = runner.invoke(cli, ["list", "--type", "beliefs"])
+    assert result.exit_code == 2
+    assert "no such type; known: belief, correction, decision, feeling, observation" in result.output
+    found = json.loads(runner.invoke(cli, ["list", "--type", "Belief", "--type", "feeling", "--json"]).output)
+    assert [d["type"] for d in found] == ["belief", "feeling"]
+
+
+def test_entry_json_shows_reconfirmations_both_ways(runner, vault_dir):
+    # A reconfirmation resets an entry's decay, but the JSON shape had no trace of it: neither the
+    # reconfirming entry's targets nor the reconfirmed entry's reconfirmers.
+    plain_vault(vault_dir)
+    (vault_dir / "memory" / "2026-02-22.md").write_text(
+        "# 2026-02-22\n\n## 10:00 - Observation\nStill likes tea\nReconfirms: [[2026-02-21#09:00]]\n")
+    shown = json.loads(runner.invoke(cli, ["show", "2026-02-22T10:00", "--json"]).output)
+    assert shown["reconfirms"] == ["2026-02-21T09:00"]
+    assert shown["reconfirms_ref"] == ["[[2026-02-21#09:00]]"]
+    old = json.loads(runner.invoke(cli, ["show", "2026-02-21T09:00", "--json"]).output)
+    assert old["reconfirmed_by"] == ["2026-02-22T10:00"] and old["reconfirms"] == []
+    before = json.loads(runner.invoke(cli, ["asof", "2026-02-21 12:00", "--json"]).output)
+    assert [e["reconfirmed_by"] for e in before] == [[]]  # not yet reconfirmed then

@@ -21,7 +21,7 @@ from memvault.search import access
 from memvault.vault import Vault
 from memvault.write.log import log_entry
 
-from .conftest import DATA, copy_vault
+from .conftest import DATA, copy_vault, plain_vault
 
 AT = "2026-02-22 12:00"
 TOOLS = DATA / "curate_tools"
@@ -432,3 +432,37 @@ def test_repeats_of_a_bullet_reconfirm_it_instead_of_adding(vault_dir, runner):
         ("reconfirm", ["2026-02-20T09:00", "2026-02-21T09:00"])]
     assert data["proposals"][0]["lines"][0].startswith(
         "- The staging server is slow in the mornings (updated 2026-02-21) (source: [[2026-02-20#09:00 - Observation]], ")
+
+
+def test_a_failing_editor_in_curate_review_keeps_the_review_going(runner, vault_dir, monkeypatch):
+    # EDITOR=false (or a typo'd editor) aborted the whole review: what was accepted was lost.
+    plain_vault(vault_dir)
+    (vault_dir / "MEMORY.md").write_text("# Long-Term Memory\n\n## Decisions\n")
+    day = vault_dir / "memory" / "2026-02-21.md"
+    day.write_text(day.read_text() + "\n## 10:00 - Decision\nUse SQLite for the Atlas prototype\n")
+    monkeypatch.setenv("EDITOR", "false")
+    result = runner.invoke(cli, ["curate", "-i", "--at", "2026-02-22 12:00"], input="y\ne\nn\n")
+    assert result.exit_code == 0, result.output
+    assert "not used: " in result.output and "$EDITOR" in result.output
+    memory = (vault_dir / "MEMORY.md").read_text()
+    assert "User likes tea" in memory and "Use SQLite" not in memory
+
+
+def test_check_accepts_the_id_aliased_source_links_curate_writes(runner, vault_dir):
+    # Two corrections logged in the same second share a heading; curate links each with its id as
+    # the alias (`[[2026-02-21#10:00:05 - Correction|2026-02-21T10:00-2]]`), and the next `check`
+    # warned MV402 "ambiguous" on its own output because the parser keeps only the link's target.
+    plain_vault(vault_dir)
+    (vault_dir / "memory" / "2026-02-22.md").write_text(
+        "# 2026-02-22\n\n## 10:00:05 - Correction\nWeekly updates move to Monday mornings\n\n"
+        "## 10:00:05 - Correction\nDeploys happen only on Tuesdays now\n")
+    (vault_dir / "MEMORY.md").write_text("# Long-Term Memory\n\n## Notes\n")
+    applied = runner.invoke(cli, ["curate", "--yes", "--at", "2026-02-23", "--json"])
+    assert applied.exit_code == 0, applied.output
+    memory = (vault_dir / "MEMORY.md").read_text()
+    assert "|2026-02-22T10:00-2]]" in memory, memory
+    check = runner.invoke(cli, ["check", "--json"])
+    assert '"problems": []' in check.output, check.output
+    # an alias that is no entry's id does not hide the ambiguity
+    (vault_dir / "MEMORY.md").write_text(memory.replace("|2026-02-22T10:00-2]]", "|nope]]"))
+    assert '"MV402"' in runner.invoke(cli, ["check", "--json"]).output

@@ -141,13 +141,17 @@ def test_a_file_that_is_not_a_database(vault, runner):
 
 KILLED_REBUILD = textwrap.dedent("""
     import os, signal, sys
-    from memvault.search.index import build, open_index
+    from memvault.search.index import open_index
     from memvault.vault import Vault
 
-    def die(*args):  # the new index is written; the rename never happens
-        os.kill(os.getpid(), signal.SIGKILL)
+    replace = os.replace
 
-    build._swap = die
+    def die_at_the_rename(src, dst, **kw):  # the new index is written; the rename never happens
+        if os.path.basename(src).startswith(".sqlite.db.tmp"):
+            os.kill(os.getpid(), signal.SIGKILL)
+        replace(src, dst, **kw)
+
+    os.replace = die_at_the_rename
     open_index(Vault.open(sys.argv[1])).rebuild()
 """)
 

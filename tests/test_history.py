@@ -415,3 +415,27 @@ def test_history_json_times_are_in_the_vault_zone_and_bad_revisions_are_named(ru
     assert changes["since"]["time"].endswith("+01:00")
     bad = runner.invoke(cli, ["asof", "HEAD~99", "--recorded"])
     assert bad.exit_code == 2 and "'HEAD~99' is not a revision in this repository" in bad.output
+
+
+LONG = ("We agreed that the Atlas prototype keeps its data in one SQLite file next to the service, "
+        "with nightly copies to the backup bucket, and revisit at {n} users.")
+
+
+def test_history_text_shows_commit_times_in_the_vault_zone_and_the_edit_itself(runner, vault_dir):
+    # Commit times were printed in UTC beside entry times in the vault's zone, and an edit near
+    # the end of a long entry was cut off ("was: ... Impo…" / "now: ... I…"), hiding the change.
+    (vault_dir / "memory").mkdir()
+    (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "Europe/Berlin"\n')
+    log = vault_dir / "memory" / "2026-02-14.md"
+    git(vault_dir, "init", "-q")
+    for n, when in ((10_000, "2026-02-14T18:00:00+00:00"), (20_000, "2026-02-15T23:30:00+00:00")):
+        log.write_text("# 2026-02-14\n\n## 14:30 - Decision\n" + LONG.format(n=f"{n:,}") + "\n")
+        git(vault_dir, "add", "-A")
+        git(vault_dir, "commit", "-q", "--no-verify", "-m", "x",
+            env={"GIT_COMMITTER_DATE": when, "GIT_AUTHOR_DATE": when})
+    result = runner.invoke(cli, ["history", "2026-02-14T14:30"])
+    assert result.exit_code == 0, result.output
+    assert "2026-02-14T19:00" in result.output and "2026-02-16T00:30" in result.output
+    assert "revisit at 10,000 users" in result.output and "revisit at 20,000 users" in result.output
+    data = json.loads(runner.invoke(cli, ["history", "2026-02-14T14:30", "--json"]).output)
+    assert [c["change"] for c in data["commits"]] == ["added", "edited"]

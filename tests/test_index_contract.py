@@ -11,6 +11,7 @@ from memvault.errors import LockTimeout
 from memvault.fsio import locked
 from memvault.search import access
 from memvault.search.index import open_index
+from memvault.search.textproc import analyze, parse_query
 
 from .helpers_index import BACKENDS, at, entry, fresh, make_vault, write_log
 
@@ -183,15 +184,40 @@ def test_score_parts_and_location(vault, backend):
         assert hit.to_dict()["location"] == hit.location
 
 
-@pytest.mark.parametrize("query", ["ADR-016", "C++", '"unbalanced', "O'Brien", "2026-02-14T14:30",
-                                   "AND OR NOT", "title:foo", "*", "(", "NEAR(a b)", '"', "^", "-x", "a:b:c"])
-def test_hostile_queries_never_raise(vault, backend, query):
+ADR, LEDGER = "2026-02-14T14:30", "2026-02-14T15:00"
+HOSTILE = [  # (query, the entry it must rank first, or None: nothing may be found)
+    ("ADR-016", ADR), ("C++", ADR), ('"unbalanced', LEDGER), ("O'Brien", LEDGER), ("2026-02-14T14:30", ADR),
+    ("a:b:c", ADR),  # its words are OR-ed: "c" is C++'s
+    ("AND OR NOT", None), ("title:foo", None), ("*", None), ("(", None), ("NEAR(a b)", None), ('"', None),
+    ("^", None), ("-x", None),
+    # the entry's distinctive word in FTS5, whoosh and SQL syntax still finds it
+    ("ledger*", LEDGER), ("(ledger", LEDGER), ("NEAR(ledger)", LEDGER), ("^ledger", LEDGER),
+    ("-ledger", LEDGER), ("ledger:", LEDGER), ("{ledger}", LEDGER), ("'ledger'", LEDGER), ("ledger~2", LEDGER),
+    ("title:ledger", LEDGER), ("AND ledger", LEDGER), ("\\ledger", LEDGER), ("ledger;DROP TABLE events;--", LEDGER),
+]
+
+
+def entry_terms(hit) -> set[str]:
+    """The analysed terms of the fields an entry is matched on (title, text, tags, id, type)."""
+    return set(analyze(" ".join((hit.title, hit.content, *hit.tags, hit.id, hit.type))))
+
+
+@pytest.mark.parametrize(("query", "first"), HOSTILE)
+def test_hostile_queries_find_only_entries_holding_their_words(vault, backend, query, first):
     write_log(vault.root, "2026-02-14",
               entry("14:30", "Decision", "Adopt ADR-016 for the C++ build"),
               entry("15:00", "Observation", "Talked to O'Brien about the unbalanced ledger"))
     with open_index(vault, backend) as index:
         index.update()
-        search(index, query)
+        hits = search(index, query)
+        assert isinstance(hits, list)
+        assert ids(hits)[:1] == ([first] if first else [])
+        words = parse_query(query).all_terms
+        for hit in hits:
+            if hit.matched:
+                assert entry_terms(hit) & words, (hit.id, words)
+            else:  # shown for a neighbour that holds a query word
+                assert any(h.matched and h.file == hit.file for h in hits), hit.id
 
 
 @pytest.mark.parametrize(("query", "expected"), [

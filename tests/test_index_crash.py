@@ -18,10 +18,12 @@ DIE_IN_COMMIT = textwrap.dedent("""
     from memvault.vault import Vault
     from memvault.search.index import open_index
 
-    index = open_index(Vault.open(sys.argv[1]), sys.argv[2])
-    engine = type(index._make_engine(None, index.dir / "x")) if sys.argv[2] == "sqlite" else None
-    if engine is None:
+    if sys.argv[2] == "sqlite":
+        from memvault.search.index.sqlite import SqliteEngine as engine
+    else:
         from memvault.search.index.whoosh_backend import WhooshEngine as engine
+
+    index = open_index(Vault.open(sys.argv[1]), sys.argv[2])
     real = engine.commit
 
     def commit_then_die(self):

@@ -18,25 +18,37 @@ CFG = Config(timezone="Europe/Berlin")
 TZ = ZoneInfo("Europe/Berlin")
 DAY = date(2026, 2, 21)
 
-safe_text = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="#\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"),
-    min_size=1, max_size=40,
-).filter(lambda s: s.strip() == s and s)
+# Every strategy builds valid values directly: a filter that rejects draws makes hypothesis
+# generate (and throw away) more, and this was the slowest test of the suite.
+NEVER = "#\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # a tag, or a line break some reader knows
+inner_char = st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters=NEVER)
+# str.strip() removes exactly the Cc/Zs/Zl/Zp characters that are whitespace: none may end a line
+edge_char = st.characters(blacklist_categories=("Cs", "Cc", "Zs", "Zl", "Zp"), blacklist_characters=NEVER)
+safe_text = st.one_of(edge_char, st.tuples(edge_char, st.text(inner_char, max_size=38), edge_char).map("".join))
 
 
 def _plain_line(s: str) -> bool:
     return not s.startswith(("```", "~~~")) and not META_RE.match(s) and not re.match(r"^\d{4}", s)
 
 
-line = safe_text.filter(_plain_line)
+def _made_plain(s: str) -> str:
+    """A line that would open a fence, read as metadata or as a date, with an "x" in front:
+    no metadata key starts with x, so it is now prose (and close to the edge it avoids)."""
+    out = s if _plain_line(s) else "x" + s
+    assert _plain_line(out), out
+    return out
+
+
+line = safe_text.map(_made_plain)
 code_block = st.lists(st.text(alphabet="abc #:=-`\n ", max_size=20).map(lambda s: s.replace("```", "")), max_size=3).map(
     lambda ls: "```\n" + "\n".join(x.replace("\n", " ") for x in ls) + "\n```"
 )
 paragraph = st.lists(line, min_size=1, max_size=3).map("\n".join)
 blocks = st.lists(st.one_of(paragraph, paragraph.map(lambda p: "- " + p.replace("\n", "\n  ")), code_block), min_size=1, max_size=3)
-content = blocks.map(lambda bs: "\n\n".join(bs)).filter(lambda c: not c.rstrip().endswith("```") or True)
+content = blocks.map(lambda bs: "\n\n".join(bs))
 word = st.from_regex(r"[a-z][a-z0-9-]{0,8}", fullmatch=True)
-ref = st.one_of(st.none(), st.from_regex(r"2026-02-1[0-9]T0[0-9]:[0-5][0-9]", fullmatch=True))
+ref_id = st.from_regex(r"2026-02-1[0-9]T0[0-9]:[0-5][0-9]", fullmatch=True)
+ref = st.one_of(st.none(), ref_id)
 unit = st.floats(min_value=0, max_value=1, allow_nan=False).map(lambda f: round(f, 3))
 
 
@@ -60,7 +72,7 @@ def events(draw) -> list[Event]:
             source=draw(st.one_of(st.none(), st.just("user"), st.just("https://example.com/x"), word)),
             scope=draw(st.one_of(st.none(), word)),
             supersedes=draw(ref),
-            reconfirms=tuple(draw(st.lists(ref.filter(bool), max_size=2))),
+            reconfirms=tuple(draw(st.lists(ref_id, max_size=2))),
             explicit_id=explicit,
         ))
     return out

@@ -1,4 +1,5 @@
-"""The vault template's memvault.toml names only settings memvault reads."""
+"""The vault template: its memvault.toml names only settings memvault reads, with their defaults,
+and its .gitignore keeps memvault's own files out of git."""
 
 from __future__ import annotations
 
@@ -7,14 +8,19 @@ import tomllib
 from pathlib import Path
 
 from memvault.check.rules import CHECK_DEFAULTS
+from memvault.cli import cli
 from memvault.config.core import Config
 from memvault.config.curate import DEFAULTS as CURATE
 from memvault.history.timetravel import HISTORY_DEFAULTS
 from memvault.search.index.core import INDEX_DEFAULTS
 from memvault.search.rank import SEARCH_DEFAULTS
 from memvault.watch.watcher import DEFAULTS as WATCH
+from memvault.write.log import TEMPLATE as TEMPLATE_DIR
 
-TEMPLATE = Path(__file__).resolve().parent.parent / "vault_template" / "memvault.toml"
+from .conftest import git
+
+REPO = Path(__file__).resolve().parent.parent
+TEMPLATE = TEMPLATE_DIR / "memvault.toml"  # the template `init` copies
 KNOWN = {
     "vault": {"timezone", "extra_types"},
     "decay": {"model", "rate"},
@@ -26,6 +32,8 @@ KNOWN = {
     "history": set(HISTORY_DEFAULTS),
     "memory": {"sections"},
 }
+SECTION_DEFAULTS = {"search": SEARCH_DEFAULTS, "index": INDEX_DEFAULTS, "curate": CURATE,
+                    "checks": CHECK_DEFAULTS}
 
 
 def _uncommented(text: str) -> str:
@@ -48,3 +56,29 @@ def test_every_key_in_the_template_is_read_by_memvault():
 
 def test_the_template_loads_as_a_config():
     Config.from_dict(tomllib.loads(TEMPLATE.read_text()))
+
+
+def test_template_settings_are_keys_the_code_reads_with_its_defaults():
+    # The template said `w_relevance = 0.5`, `w_importance = 0.3`: keys nothing reads, values that
+    # were not the defaults; editing them silently changed nothing.
+    raw = tomllib.loads(TEMPLATE.read_text(encoding="utf-8"))
+    for name, defaults in SECTION_DEFAULTS.items():
+        for key, value in raw.get(name, {}).items():
+            assert key in defaults, f"[{name}] {key} is not a setting memvault reads"
+            assert value == defaults[key], f"[{name}] {key} = {value!r} but the default is {defaults[key]!r}"
+
+
+def test_template_points_at_docs_that_exist():
+    text = TEMPLATE.read_text(encoding="utf-8")
+    for doc in re.findall(r"docs/[\w-]+\.md", text):
+        assert (REPO / doc).is_file(), doc
+
+
+def test_a_temp_file_left_by_a_killed_write_is_ignored_by_git(runner, tmp_path):
+    # kill -9 during `memvault log` (or curate, check --fix) can leave `.DATE.md.XXXX.mvtmp` next
+    # to the daily log: it showed up in `git status` and went in with the next `git add -A`.
+    target = tmp_path / "v"
+    assert runner.invoke(cli, ["init", str(target)]).exit_code == 0
+    (target / "memory" / ".2026-02-21.md.k3j2h1.mvtmp").write_text("# 2026-02-21\n\n## 09:00 - Bel")
+    (target / ".MEMORY.md.abc123.mvtmp").write_text("# Long-Term")
+    assert git(target, "status", "--porcelain", "--untracked-files=all").strip() == ""

@@ -41,3 +41,14 @@ def test_plain_date_means_end_of_day_for_until():
 def test_bad_input_says_what_is_accepted(text):
     with pytest.raises(InputError):
         parse_time(text, TZ, NOW)
+
+
+def test_days_ago_takes_a_time_of_day_like_yesterday_does():
+    # `log --at "3 days ago 14:30"` was refused while "yesterday 16:00" worked.
+    tz = ZoneInfo("Europe/Berlin")
+    now = datetime(2026, 3, 30, 1, 30, tzinfo=tz)  # the night DST started: 72 h ago is another clock
+    assert parse_time("3 days ago 14:30", tz, now) == datetime(2026, 3, 27, 14, 30, tzinfo=tz)
+    assert parse_time("2 weeks ago at 9am", tz, now) == datetime(2026, 3, 16, 9, tzinfo=tz)
+    assert parse_time("1 day ago noon", tz, now) == parse_time("yesterday noon", tz, now)
+    with pytest.raises(InputError, match="time of day"):
+        parse_time("3 days ago at lunch", tz, now)

@@ -18,6 +18,10 @@ import pytest
 
 from memvault import fsio
 from memvault.cli import cli
+from memvault.vault import Vault
+from memvault.write import log as write
+
+from .conftest import plain_vault
 
 DAY = "2026-03-01"
 SEED = f"# {DAY}\n\n## 23:59 - Observation\nseed: the last entry of the day\n"
@@ -326,3 +330,62 @@ def test_curate_refuses_rather_than_overwrite_a_save_that_lands_while_it_writes(
     result = runner.invoke(cli, ["curate", "--yes", "--at", "2026-02-22 12:00"])
     assert result.exit_code == 1 and "changed on disk while curate was writing it" in result.output
     assert memory.read_text().endswith("- a person's line\n")
+
+
+# ------------------------------------------ a save in place (no rename) while the new text is made
+
+
+def test_log_does_not_write_over_an_in_place_save_made_while_it_inserted(runner, vault_dir, monkeypatch):
+    # A person's editor saving the daily log in place (it takes no memvault lock) between log's
+    # read and its replace: log wrote its stale copy over the save, losing the person's edit (and
+    # when it read the file mid-save, everything after the half that was written).
+    plain_vault(vault_dir)
+    daily = vault_dir / "memory" / "2026-02-21.md"
+    real_insert = write.insert_entry
+    saves = []
+
+    def insert_while_a_person_saves(old, event, rel, vault):
+        result = real_insert(old, event, rel, vault)
+        if not saves:  # the editor's in-place save lands now, once
+            with open(daily, "r+", encoding="utf-8") as fh:
+                text = fh.read().replace("User likes tea", "User likes green tea")
+                fh.seek(0)
+                fh.truncate()
+                fh.write(text)
+            saves.append(text)
+        return result
+
+    monkeypatch.setattr(write, "insert_entry", insert_while_a_person_saves)
+    result = runner.invoke(cli, ["log", "--at", "2026-02-21 10:00", "agent note", "--json"])
+    assert result.exit_code == 0, result.output
+    contents = [e.content for e in Vault.open(vault_dir).events]
+    assert contents == ["User likes green tea", "agent note"]
+
+
+def test_check_fix_does_not_write_over_an_in_place_save_made_while_it_fixed(runner, vault_dir, monkeypatch):
+    # Like log: `check --fix` read a daily log, fixed it, and replaced it with its fixed copy even
+    # when an editor had saved the file in place meanwhile, losing that save.
+    from memvault.check import fixes
+
+    plain_vault(vault_dir)
+    daily = vault_dir / "memory" / "2026-02-21.md"
+    daily.write_text("# 2026-02-21\n## 09:00 -  Belief\nUser likes tea\n")
+    real_fix = fixes.fix_source
+    saves = []
+
+    def fix_while_a_person_saves(src, config):
+        result = real_fix(src, config)
+        if not saves and src.path.endswith("21.md"):
+            with open(daily, "r+", encoding="utf-8") as fh:
+                text = fh.read().replace("User likes tea", "User likes green tea")
+                fh.seek(0)
+                fh.truncate()
+                fh.write(text)
+            saves.append(text)
+        return result
+
+    monkeypatch.setattr(fixes, "fix_source", fix_while_a_person_saves)
+    result = runner.invoke(cli, ["check", "--fix", "--json"])
+    assert result.exit_code == 0, result.output
+    assert daily.read_text() == "# 2026-02-21\n\n## 09:00 - Belief\nUser likes green tea\n"
+    assert '"memory/2026-02-21.md"' in result.output  # reported as fixed: the second try was

@@ -5,7 +5,7 @@ commit. Here each file version is analysed once per session into postings (term 
 entry, column-weighted frequency) and entry lengths, so a query walks only the postings of
 its words; quoted phrases and compounds are counted on the few entries holding all their
 words. Scores are bit for bit those of `bm25_scores` over the same pool — the same phrase
-list, frequencies, lengths, IDF and sums in the same order (tests/test_asof_search.py checks
+list, frequencies, lengths, IDF and sums in the same order (tests/test_history_recorded_search.py checks
 it) — and, like `Index.search`, the best `[search] candidates` are then re-ranked by
 `rank.rank_candidates` at T.
 

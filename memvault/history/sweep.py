@@ -25,7 +25,7 @@ Exactness rests on reusing the real code, never restating it:
 - an override is `spans.live_interval` of the entry in a `Timeline` holding it and its
   superseders, i.e. `Timeline.status` (the one rule) probed where it can change.
 
-tests/test_recorded_index.py checks every commit of generated histories (and random walks
+tests/test_history_sweep.py checks every commit of generated histories (and random walks
 through odd states: cycles, duplicates, links, text references) against `Timeline`.
 """
 

@@ -14,7 +14,7 @@ event's live interval when nothing supersedes it). Per commit, `StateTimeline` t
 - answers `live(at)` from the precomputed intervals, asking `Timeline.status` (the rule)
   for every entry that something in this state supersedes.
 
-Every result equals `Timeline(state events)`; tests/test_recorded.py checks that commit by
+Every result equals `Timeline(state events)`; tests/test_history_timelines.py checks that commit by
 commit on generated histories.
 
 `asof --recorded` itself no longer builds a state per commit: it reads the precomputed index

@@ -1,4 +1,5 @@
-"""Recorded-time search (asof_search.StateSearch) scores exactly as rank.bm25_scores does."""
+"""Recorded-time search (history.recorded_search.StateSearch) scores exactly as
+search.rank.bm25_scores does."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from memvault.history.timelines import StateTimeline, VersionInfos
 from memvault.search.rank import Weights, bm25_scores, make_filter, rank_candidates
 from memvault.search.textproc import parse_query
 
-from .test_recorded import CFG, corpus
+from .test_history_timelines import CFG, corpus
 
 QUERIES = ["weekly updates", "dark mode", "Friday", "monday updates friday", '"light mode"',
            "ADR-016 updates", "dashboard colours", "type:belief mode", "nothing-matches-this",

@@ -13,6 +13,8 @@ from memvault.entries.parse import parse_log
 from memvault.entries.timeline import Timeline
 from memvault.vault import Vault
 
+from .conftest import plain_vault
+
 UTC = ZoneInfo("UTC")
 CFG = Config(timezone="UTC")
 
@@ -164,3 +166,18 @@ def test_a_curated_bullet_that_cites_its_correction_is_not_superseded_by_it(vaul
     vault = Vault.open(vault_dir)
     assert vault.as_dict(vault.get("mv-aaaaaa"))["status"] == "live"
     assert vault.timeline.problems == []
+
+
+def test_a_description_sharing_one_word_is_unresolved_not_ambiguous(vault_dir):
+    # "something that does not exist" was "ambiguous" between five unrelated MEMORY.md bullets,
+    # because "not" matched the crude stem of their section title "Notes".
+    plain_vault(vault_dir)
+    (vault_dir / "MEMORY.md").write_text(
+        "# Long-Term Memory\n\n## Notes\n- CI takes 14 minutes\n- The build server is slow\n")
+    day = vault_dir / "memory" / "2026-02-21.md"
+    day.write_text(day.read_text() + "\n## 10:00 - Correction\nNo\nSupersedes: something that does not exist\n"
+                   "\n## 11:00 - Correction\nCoffee\nSupersedes: tea and something else entirely\n")
+    problems = {p.line: p.message for p in Vault.open(vault_dir).problems}
+    assert problems[6] == ("Supersedes 'something that does not exist' does not resolve: "
+                           "no earlier entry matches 'something that does not exist'")
+    assert "does not resolve: no earlier entry has half of its words; closest: 2026-02-21T09:00" in problems[10]

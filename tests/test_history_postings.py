@@ -1,4 +1,4 @@
-"""Recorded QUERY's stored postings (asof_postings) score exactly as the in-memory search."""
+"""Recorded QUERY's stored postings (history.postings) score exactly as the in-memory search."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from memvault.search.textproc import parse_query
 from memvault.vault import Vault
 
 from .helpers_history import build_history
-from .test_recorded_index import GIT_ENV, git
+from .test_history_sweep import GIT_ENV, git
 
 QUERIES = ["alpha bravo", "charlie", '"delta echo"', "golf-hotel", "type:belief kilo", "zulu", "nothing-here"]
 
@@ -110,15 +110,15 @@ def test_a_store_written_by_another_process_meanwhile_is_read_not_overwritten(tm
     mark = store_fingerprint(vault.past.loader.cache.fingerprint(), weights)
     other = sqlite3.connect(hist.root / ".memvault" / "history.sqlite", isolation_level=None)
     mine = PostingStore(vault.past.loader.cache.connection(), mark)
-    analyse = PostingStore._analyse
+    read, busy = index.loader.events_of, []
 
-    def slow(self, *args):
-        out = analyse(self, *args)
-        if self is mine:  # while we analysed, another process stored everything
+    def read_while_another_process_stores(keys):
+        if not busy:  # while we read the versions to analyse, another process stores everything
+            busy.append(keys)
             PostingStore(other, mark).ensure(index, weights)
-        return out
+        return read(keys)
 
-    monkeypatch.setattr(PostingStore, "_analyse", slow)
+    monkeypatch.setattr(index.loader, "events_of", read_while_another_process_stores)
     mine.ensure(index, weights)
     assert mine.covered == len(index.keys) and mine.analysed_in == 0.0  # read theirs, wrote nothing
     search = StoredSearch(weights, mine, index)

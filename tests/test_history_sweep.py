@@ -1,4 +1,4 @@
-"""Recorded time's precomputed index (recorded_sweep + recorded_index) equals Timeline, always."""
+"""Recorded time's precomputed index (history.sweep + history.live_columns) equals Timeline, always."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from memvault.history.timelines import NEVER_LIVE, VersionInfos
 from memvault.vault import Vault
 
 from .helpers_history import build_history
-from .test_recorded import CFG, corpus
+from .test_history_timelines import CFG, corpus
 
 GIT_ENV = dict(GIT_AUTHOR_NAME="T", GIT_AUTHOR_EMAIL="t@example.com", GIT_COMMITTER_NAME="T",
                GIT_COMMITTER_EMAIL="t@example.com", GIT_CONFIG_NOSYSTEM="1")
@@ -253,7 +253,7 @@ def test_an_undated_holder_of_a_text_reference_is_resolved_again_when_anything_c
 def odd_history(root: Path, seed: int, commits: int = 14) -> list[str]:
     """Two logs of one date (files overlapping in time), MEMORY.md, cycles, duplicate ids and
     every reference form, committed in random order. Returns the commit ids, oldest first."""
-    from .test_recorded import EXTRA
+    from .test_history_timelines import EXTRA
 
     files = dict(EXTRA)  # a second log of 2026-02-14 whose entry falls between the first's
     files["memory/old/2026-02-14.md"] = ["# 2026-02-14\n\n## 14:45 - Observation\nBetween the two beliefs\n"]
@@ -322,7 +322,7 @@ QUERIES = ["weekly updates", "dark mode", "Friday", '"light mode"', "monday upda
 def test_recorded_query_ranks_the_same_with_the_index(tmp_path, seed):
     """QUERY ranks on a timeline cut down to the candidates: the same hits, scores and dicts
     as on the commit's whole timeline, duplicates and superseder chains included."""
-    from .test_recorded import EXTRA
+    from .test_history_timelines import EXTRA
 
     hist = build_history(tmp_path / "h", 40 + seed, steps=16)
     root = hist.root
