@@ -7,6 +7,7 @@ commands that only write (e.g. `log`) stay fast.
 from __future__ import annotations
 
 import os
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from functools import cached_property
@@ -94,17 +95,25 @@ def new_log_path(day_iso: str, example: str | None) -> str:
     return f"{LOG_DIR}/{day_iso}.md"
 
 
-def duplicate_dates(files: dict[str, ParsedFile]) -> list[Problem]:
-    seen: dict[str, str] = {}
-    out: list[Problem] = []
-    for path, parsed in files.items():
-        if parsed.kind != "log" or parsed.date is None:
+def by_stem(paths: Iterable[str]) -> dict[str, list[str]]:
+    """File name without `.md` -> its paths: a daily log's stem is its date."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for path in paths:
+        out[path.rsplit("/", 1)[-1][:-3]].append(path)
+    return out
+
+
+def duplicate_dates(stems: dict[str, list[str]]) -> list[Problem]:
+    """MV006: every daily log that shares its date with another one (in another folder).
+
+    Judged from file names alone, so a partial check (which parses few files) finds the same."""
+    out = []
+    for day, group in stems.items():
+        if len(group) < 2 or log_date(day + ".md") is None:
             continue
-        key = parsed.date.isoformat()
-        if key in seen:
-            out.append(Problem(path, 1, f"second daily log for {key} (first: {seen[key]})", code="MV006"))
-        else:
-            seen[key] = path
+        for path in group:
+            others = ", ".join(p for p in group if p != path)
+            out.append(Problem(path, 1, f"another daily log for {day}: {others}; merge them into one file", code="MV006"))
     return out
 
 
@@ -164,7 +173,7 @@ class ParsedVault:
     @property
     def problems(self) -> list[Problem]:
         found = [p for f in self.files.values() for p in f.problems] + self.skipped
-        found += duplicate_dates(self.files)
+        found += duplicate_dates(by_stem(self.files))
         found += self.timeline.problems
         return sorted(found, key=lambda p: (p.path, p.line))
 

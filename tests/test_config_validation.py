@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from memvault.check.rules import CHECK_DEFAULTS
+from memvault.check.registry import CHECK_DEFAULTS
 from memvault.cli import cli
 from memvault.config.core import SCHEMA, Config
 from memvault.config.curate import DEFAULTS as CURATE

@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memvault.check.rules import CHECK_DEFAULTS
+from memvault.check.registry import CHECK_DEFAULTS
 from memvault.cli import cli
 from memvault.config.curate import DEFAULTS as CURATE_DEFAULTS
 from memvault.entries.timeparse import parse_time

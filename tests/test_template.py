@@ -6,7 +6,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from memvault.check.rules import CHECK_DEFAULTS
+from memvault.check.registry import CHECK_DEFAULTS
 from memvault.config.core import Config
 from memvault.config.curate import DEFAULTS as CURATE
 from memvault.history.timetravel import HISTORY_DEFAULTS

@@ -54,7 +54,7 @@ def check_entry_text(text: str) -> str:
 
 def _is_heading(line: str) -> bool:
     """A line the reader (or `check`, MV008) takes for a `#`/`##` heading."""
-    from memvault.check.rules import LOOSE_HEADING_RE
+    from memvault.check.sourcefile import LOOSE_HEADING_RE
 
     if H2_RE.match(line) or TITLE_LINE_RE.match(line):
         return True
@@ -64,7 +64,7 @@ def _is_heading(line: str) -> bool:
 
 def strip_trailing_space(body: str) -> str:
     """Trailing whitespace `check` would warn about (MV104) goes; hard breaks and code keep theirs."""
-    from memvault.check.rules import fence_mask, is_hard_break
+    from memvault.check.sourcefile import fence_mask, is_hard_break
 
     lines = body.split("\n")
     fenced = fence_mask(lines)
