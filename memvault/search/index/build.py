@@ -7,13 +7,13 @@ file that the next writer removes (heal.py).
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import shutil
 import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from memvault.gcpause import no_gc
 from memvault.layout import iter_markdown
 from memvault.parsed import parser_fingerprint
 from memvault.search.index import heal, links, store
@@ -30,13 +30,8 @@ def build(index: Index, progress: Progress | None, note: str | None = None) -> U
     """Build the index anew; `note` (why, when the old one was damaged) is kept for status."""
     # 100k events are 100k long-lived objects: the cyclic GC would rescan them over and
     # over while they accumulate (about a tenth of the build's CPU); none of them form cycles.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with no_gc():
         return _build(index, progress, note)
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _build(index: Index, progress: Progress | None, note: str | None) -> UpdateReport:
