@@ -28,7 +28,8 @@ from memvault.layout import (
     read_file,
 )
 
-__all__ = ["BIG_FILE", "ENV_VAR", "ParsedVault", "discover", "parse_path", "parse_text", "parser_fingerprint"]
+__all__ = ["BIG_FILE", "ENV_VAR", "ParsedVault", "discover", "parse_bytes", "parse_path", "parse_text",
+           "parser_fingerprint"]
 
 ENV_VAR = "MEMVAULT_VAULT"
 BIG_FILE = 10 * 1024 * 1024
@@ -70,16 +71,24 @@ def parse_text(text: str, relpath: str, config: Config) -> ParsedFile:
 def parse_path(root: Path, relpath: str, config: Config) -> ParsedFile:
     """Read and parse one vault file; unreadable files become problems, never exceptions."""
     try:
-        text, notes = decode_text(read_file(root, relpath))
+        raw = read_file(root, relpath)
     except UnsafePath as exc:  # a link or not a file: never read (see layout.py)
         return ParsedFile(relpath, "log", problems=[exc.problem])
     except OSError as exc:
         return ParsedFile(relpath, "log", problems=[Problem(relpath, 1, f"cannot read file: {exc.strerror}", code="MV100")])
+    return parse_bytes(raw, relpath, config)[1]
+
+
+def parse_bytes(raw: bytes, relpath: str, config: Config) -> tuple[str, ParsedFile]:
+    """A file's bytes decoded (its text, LF, no BOM) and parsed; undecodable bytes are MV102
+    warnings (first), a very large file MV103 (last)."""
+    text, notes = decode_text(raw)
     parsed = parse_text(text, relpath, config)
     parsed.problems[:0] = [Problem(relpath, line, msg, "warning", "MV102") for line, msg in notes]
-    if len(text) > BIG_FILE:
-        parsed.problems.append(Problem(relpath, 1, f"file is {len(text) // 1048576} MB; daily logs this large are slow to search", "warning", "MV103"))
-    return parsed
+    if len(raw) > BIG_FILE:
+        parsed.problems.append(Problem(
+            relpath, 1, f"file is {len(raw) // 1048576} MB; daily logs this large are slow to search", "warning", "MV103"))
+    return text, parsed
 
 
 def new_log_path(day_iso: str, example: str | None) -> str:

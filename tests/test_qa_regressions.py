@@ -17,7 +17,7 @@ from memvault.config.curate import DEFAULTS as CURATE_DEFAULTS
 from memvault.entries.timeparse import parse_time
 from memvault.errors import InputError
 from memvault.search.index.core import INDEX_DEFAULTS
-from memvault.search.rank import SEARCH_DEFAULTS
+from memvault.search.weights import SEARCH_DEFAULTS
 from memvault.vault import Vault
 from memvault.write.log import TEMPLATE
 

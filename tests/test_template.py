@@ -11,7 +11,7 @@ from memvault.config.core import Config
 from memvault.config.curate import DEFAULTS as CURATE
 from memvault.history.timetravel import HISTORY_DEFAULTS
 from memvault.search.index.core import INDEX_DEFAULTS
-from memvault.search.rank import SEARCH_DEFAULTS
+from memvault.search.weights import SEARCH_DEFAULTS
 from memvault.watch.watcher import DEFAULTS as WATCH
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "vault_template" / "memvault.toml"

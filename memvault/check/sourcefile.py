@@ -17,8 +17,7 @@ from functools import cached_property
 from memvault.config.core import Config
 from memvault.entries.model import Problem
 from memvault.entries.parse import FENCE_RE, ParsedFile
-from memvault.fsio import decode_text
-from memvault.parsed import BIG_FILE, parse_text
+from memvault.parsed import parse_bytes
 
 NEWLINE_RE = re.compile("\n")
 TRAILING_WS_RE = re.compile(r"(?<![ \t])[ \t]+$", re.M)  # from a run's start only: linear, not quadratic
@@ -93,12 +92,7 @@ def load_source(path: str, raw: bytes | None, config: Config) -> SourceFile:
     """Bytes of one vault file -> SourceFile; unreadable or odd bytes become problems."""
     if raw is None:
         return SourceFile(path, "", ParsedFile(path, "log", problems=[Problem(path, 1, "cannot read file", code="MV100")]))
-    text, notes = decode_text(raw)
-    parsed = parse_text(text, path, config)
-    parsed.problems[:0] = [Problem(path, line, msg, "warning", "MV102") for line, msg in notes]
-    if len(raw) > BIG_FILE:
-        parsed.problems.append(Problem(
-            path, 1, f"file is {len(raw) // 1048576} MB; daily logs this large are slow to search", "warning", "MV103"))
+    text, parsed = parse_bytes(raw, path, config)
     return SourceFile(path, text, parsed, crlf=b"\r\n" in raw, bom=raw.startswith(b"\xef\xbb\xbf"))
 
 

@@ -259,7 +259,7 @@ class History:
         """Recorded QUERY: the commit's entries scored as search scores them, ranked on a
         timeline cut down to the candidates (from the index) or the commit's whole one."""
         from memvault.history.recorded_search import StateSearch, parts
-        from memvault.search.rank import Weights
+        from memvault.search.weights import Weights
 
         index = self.recorded_index
         c = index.position(commit.sha) if index is not None else None
@@ -300,7 +300,7 @@ class History:
                 import sqlite3
 
                 from memvault.history.postings import PostingStore, StoredSearch, store_fingerprint
-                from memvault.search.rank import Weights
+                from memvault.search.weights import Weights
 
                 weights = Weights.from_config(self.config)
                 try:

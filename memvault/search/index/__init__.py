@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from memvault.search.index.core import BACKENDS, Index, Progress, resolve_backend
-from memvault.search.index.engine import FileState, IndexStatus, UpdateReport
-from memvault.search.rank import Hit
+from memvault.search.hits import Hit
+from memvault.search.index.core import BACKENDS, Index, resolve_backend
+from memvault.search.index.engine import FileState, IndexStatus, Progress, UpdateReport
 
 
 def open_index(vault, backend: str | None = None) -> Index:

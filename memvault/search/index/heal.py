@@ -27,17 +27,30 @@ import re
 import shutil
 import sqlite3
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from memvault import derived_db
-
-if TYPE_CHECKING:
-    from memvault.search.index.core import Index
+from memvault.search.index.files import inode
 
 LEFTOVER_RE = re.compile(r"\.(sqlite|whoosh)\.(?:db\.tmp|tmp|old)(\d+)")
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Index(Protocol):
+    """What healing needs of `core.Index` (a protocol, so this module need not import core,
+    which imports it)."""
+
+    dir: Path
+    backend: str
+    db_path: Path
+    _inode: int | None  # of the store file when it was opened
+
+    def _reset(self) -> None: ...
+    def _writer(self) -> AbstractContextManager[None]: ...
+    def _rebuild_locked(self, progress: Any, reason: str) -> Any: ...
 
 
 def stamp_path(index: Index) -> Path:
@@ -169,14 +182,8 @@ def rebuild_after(index: Index, exc: BaseException) -> bool:
     bad = index._inode
     index._reset()
     with index._writer():
-        if bad is None or _inode(index.db_path) == bad:
+        if bad is None or inode(index.db_path) == bad:
             index._rebuild_locked(None, reason)
             written(index)
     return True
 
-
-def _inode(path: Path) -> int | None:
-    try:
-        return os.stat(path).st_ino
-    except OSError:
-        return None
