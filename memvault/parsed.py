@@ -16,8 +16,10 @@ from typing import Any, Self
 
 from memvault.config.core import CONFIG_NAME, Config
 from memvault.derived_db import source_fingerprint
+from memvault.entries.daily import log_date, parse_log
+from memvault.entries.markdown import ParsedFile
+from memvault.entries.memory_md import parse_memory
 from memvault.entries.model import Event, Problem
-from memvault.entries.parse import ParsedFile, log_date, parse_log, parse_memory
 from memvault.entries.timeline import Timeline
 from memvault.errors import InputError, NotFoundError, UnsafePath, VaultNotFound
 from memvault.fsio import DERIVED_DIR, decode_text

@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from memvault.check.sourcefile import SourceFile, load_source
 from memvault.check.sources import GitIndex, WorkingTree
 from memvault.config.core import Config
+from memvault.entries.daily import log_date
 from memvault.entries.model import Event
-from memvault.entries.parse import log_date
 from memvault.entries.timeline import (
     DATE_RE,
     ID_SPACE_RE,

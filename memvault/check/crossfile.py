@@ -12,8 +12,8 @@ from collections.abc import Container, Iterable
 
 from memvault.check.registry import problem as _p
 from memvault.check.sourcefile import SourceFile
+from memvault.entries.daily import log_date
 from memvault.entries.model import Event, Problem
-from memvault.entries.parse import log_date
 from memvault.entries.timeline import Timeline
 from memvault.layout import MEMORY_FILE
 

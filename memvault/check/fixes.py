@@ -23,7 +23,7 @@ from memvault.check.sourcefile import (
     trailing_ws_lines,
 )
 from memvault.config.core import Config
-from memvault.entries.parse import TITLE_RE
+from memvault.entries.markdown import TITLE_RE
 from memvault.errors import WriteConflict
 from memvault.fsio import locked, rewrite
 from memvault.layout import iter_markdown, problem_at

@@ -25,8 +25,9 @@ from memvault.check.sourcefile import (
     trailing_ws_lines,
 )
 from memvault.config.core import Config
+from memvault.entries.daily import META_KEYS, META_RE
+from memvault.entries.markdown import BULLET_RE, FENCE_RE, H2_RE, TITLE_RE
 from memvault.entries.model import Event, Problem
-from memvault.entries.parse import BULLET_RE, FENCE_RE, H2_RE, META_KEYS, META_RE, TITLE_RE
 from memvault.entries.timeline import Timeline
 from memvault.layout import MEMORY_FILE
 from memvault.parsed import by_stem, duplicate_dates

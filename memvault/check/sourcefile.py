@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from memvault.config.core import Config
+from memvault.entries.front_matter import frontmatter_end
+from memvault.entries.markdown import FENCE_RE, ParsedFile
 from memvault.entries.model import Problem
-from memvault.entries.parse import FENCE_RE, ParsedFile
 from memvault.parsed import parse_bytes
 
 NEWLINE_RE = re.compile("\n")
@@ -46,13 +47,8 @@ class SourceFile:
     @cached_property
     def body_start(self) -> int:
         """Index of the first line after a closed frontmatter block (0 without one)."""
-        lines = self.lines
-        if not lines or lines[0].rstrip() != "---":
-            return 0
-        for end in range(1, len(lines)):
-            if lines[end].rstrip() in ("---", "..."):
-                return end + 1
-        return 0
+        end = frontmatter_end(self.lines)
+        return 0 if end is None else end + 1
 
     @cached_property
     def in_fence(self) -> list[bool]:

@@ -22,7 +22,7 @@ from typing import Any
 from memvault.check.secrets.scan import find_secrets
 from memvault.curate.document import BLOCK_ID_RE, section_insert
 from memvault.curate.promote import Plan, Proposal, archives_for, budget, build_lines, check_fence
-from memvault.entries.parse import ANNOTATION_RE, SOURCE_ANN_RE
+from memvault.entries.memory_md import ANNOTATION_RE, SOURCE_ANN_RE
 from memvault.errors import MemvaultError
 from memvault.parsed import ParsedVault
 from memvault.textsafety import first_disallowed

@@ -17,7 +17,8 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from memvault.entries.parse import H2_RE, META_RE
+from memvault.entries.daily import META_RE
+from memvault.entries.markdown import H2_RE
 from memvault.errors import InputError
 from memvault.textsafety import clean_invisible, first_disallowed, invisible_in, reader_lines
 
