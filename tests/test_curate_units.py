@@ -22,7 +22,7 @@ from memvault.curate.document import (
     render_bullet,
     section_insert,
 )
-from memvault.curate.promote import bullet_text, link_for
+from memvault.curate.proposals import bullet_text, link_for
 from memvault.curate.select import resolve_source, signature, similarity
 from memvault.entries.daily import parse_log
 from memvault.entries.memory_md import parse_memory
