@@ -410,7 +410,7 @@ def test_every_regex_is_collected_and_every_seed_names_one():
     collected = collect_patterns()
     labels = {label for label, _, _ in collected.values()}
     assert {"memvault.entries.markdown.URL_RE", "memvault.check.sourcefile.TRAILING_WS_RE", "memvault.entries.timeparse.AGO_RE"} <= labels
-    assert any(label.startswith("memvault/curate/promote.py:") for label in labels)  # an inline re.split(...)
+    assert any(label.startswith("memvault/curate/proposals.py:") for label in labels)  # an inline re.split(...)
     names = set().union(*(names for _, names, _ in collected.values()))
     assert not set(SEEDS) - names, "seeds for patterns that no longer exist"
 
