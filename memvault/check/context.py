@@ -18,6 +18,7 @@ from memvault.check.sourcefile import SourceFile, load_source
 from memvault.check.sources import GitIndex, WorkingTree
 from memvault.config.core import Config
 from memvault.entries.daily import log_date
+from memvault.entries.markdown import link_parts
 from memvault.entries.model import Event
 from memvault.entries.timeline import (
     DATE_RE,
@@ -109,8 +110,7 @@ class ContextLoader:
             return None
         link = LINK_RE.match(ref)
         if link:
-            page, _, anchor = link[1].partition("#")
-            page = page.strip().rsplit("/", 1)[-1].removesuffix(".md")
+            page, anchor = link_parts(link[1])
             if page == "MEMORY":
                 paths.add(MEMORY_FILE)
             elif log_date(page + ".md"):

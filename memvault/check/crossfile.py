@@ -13,6 +13,7 @@ from collections.abc import Container, Iterable
 from memvault.check.registry import problem as _p
 from memvault.check.sourcefile import SourceFile
 from memvault.entries.daily import log_date
+from memvault.entries.markdown import link_parts, page_of
 from memvault.entries.model import Event, Problem
 from memvault.entries.timeline import Timeline
 from memvault.layout import MEMORY_FILE
@@ -103,10 +104,9 @@ def link_problems(
 def _check_link(
     target: str, ev: Event, tl: Timeline, log_dates: Container[str], sections: set[str],
 ) -> tuple[str, str]:
-    page, _, anchor = target.partition("#")
-    page, anchor = page.strip().rsplit("/", 1)[-1].removesuffix(".md"), anchor.strip()
+    page, anchor = link_parts(target)
     if not page:
-        page = "MEMORY" if ev.file == MEMORY_FILE else ev.file.rsplit("/", 1)[-1].removesuffix(".md")
+        page = "MEMORY" if ev.file == MEMORY_FILE else page_of(ev.file)
     if page == "MEMORY":
         if anchor.startswith("^"):
             found = [e for e in tl.index.by_block.get(anchor[1:], []) if e.file == MEMORY_FILE]

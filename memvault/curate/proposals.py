@@ -29,6 +29,7 @@ from memvault.curate.document import (
 )
 from memvault.curate.plan import Proposal
 from memvault.curate.select import Selection, Target
+from memvault.entries.markdown import page_of
 from memvault.entries.model import Event
 from memvault.entries.timeline import Timeline
 from memvault.errors import MemvaultError
@@ -44,7 +45,7 @@ def link_for(ev: Event, tl: Timeline) -> str:
     Obsidian opens the first heading of a given text, so for a heading that occurs twice
     in one day the alias names the exact entry (memvault resolves the alias first).
     """
-    page = ev.file.rsplit("/", 1)[-1].removesuffix(".md")
+    page = page_of(ev.file)
     if HEADING_BREAKERS & set(ev.heading):
         return f"[[{page}|{ev.id}]]"
     norm = " ".join(ev.heading.replace(":", " ").lower().split())

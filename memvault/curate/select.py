@@ -17,6 +17,7 @@ from memvault.config.curate import Settings
 from memvault.curate.document import Bullet, MemoryDoc, plain_text
 from memvault.curate.similarity import Sig, signature, similarity
 from memvault.entries import decay
+from memvault.entries.markdown import link_parts
 from memvault.entries.model import Event
 from memvault.entries.timeline import ID_SPACE_RE, WORD_RE, Timeline
 from memvault.search.access import Access
@@ -71,10 +72,10 @@ def resolve_source(tl: Timeline, target: str, alias: str | None, is_link: bool =
     res = tl.index.resolve(f"[[{target}]]")
     if res.ok and tl.by_id[res.target].kind == "log":  # type: ignore[index]
         return res.target
-    page, _, anchor = target.partition("#")
+    page, anchor = link_parts(target)
     # Obsidian's own link completion writes `16 00` for a `16:00` heading.
     want = " ".join(anchor.replace(":", " ").lower().split())
-    day = tl.index.by_date.get(page.strip().rsplit("/", 1)[-1].removesuffix(".md"), [])
+    day = tl.index.by_date.get(page, [])
     found = [e for e in day if " ".join(e.heading.replace(":", " ").lower().split()) == want]
     return found[0].id if len(found) == 1 else None
 

@@ -75,5 +75,17 @@ def block_ids(text: str) -> list[str]:
     return BLOCK_ID_RE.findall(text) if "^" in text else []
 
 
+def link_parts(target: str) -> tuple[str, str]:
+    """A `[[link]]`'s target as (page, anchor), both stripped: the page is the file name without
+    folder or `.md` (`[[memory/2026/2026-02-21.md#16:00]]` -> `2026-02-21`), "" within a page."""
+    page, _, anchor = target.partition("#")
+    return page_of(page.strip()), anchor.strip()
+
+
+def page_of(path: str) -> str:
+    """The page name a link uses for a file: its name without folder or `.md`."""
+    return path.rsplit("/", 1)[-1].removesuffix(".md")
+
+
 def dedupe(items: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
