@@ -17,7 +17,8 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
-from memvault.curate.promote import apply, diff, plan_curation, render
+from memvault.curate.promote import apply, plan_curation
+from memvault.curate.render import diff, render
 from memvault.vault import Vault
 
 

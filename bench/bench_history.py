@@ -82,8 +82,8 @@ def floors(vault: Path) -> None:
 
 
 def recorded_warm(vault: Path, n: int) -> None:
+    from memvault.gcpause import no_gc
     from memvault.history.store import RecordedStore
-    from memvault.history.timelines import no_gc
     from memvault.vault import Vault
 
     v = Vault.open(vault)

@@ -126,7 +126,7 @@ def queries(n: int, seed: int = 7) -> list[str]:
 
 def bench_search(vault: Path, backend: str) -> None:
     from memvault.search.index import open_index
-    from memvault.search.rank import EXHAUSTIVE
+    from memvault.search.plan import EXHAUSTIVE
     from memvault.search.textproc import parse_query
     from memvault.vault import Vault
 

@@ -372,23 +372,11 @@ def locked(lock_path: Path, *, timeout: float = 10.0, what: str = "the vault") -
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        deadline = time.monotonic() + timeout
-        delay = 0.005
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise
-                if time.monotonic() >= deadline:
-                    holder = _read_holder(fd)
-                    raise LockTimeout(
-                        f"another memvault process{holder} is writing {what}; "
-                        f"gave up after {timeout:g}s (lock: {lock_path})"
-                    ) from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.1)
+        if not flock_by(fd, time.monotonic() + timeout):
+            raise LockTimeout(
+                f"another memvault process{_read_holder(fd)} is writing {what}; "
+                f"gave up after {timeout:g}s (lock: {lock_path})"
+            )
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         yield
@@ -396,6 +384,27 @@ def locked(lock_path: Path, *, timeout: float = 10.0, what: str = "the vault") -
         with contextlib.suppress(OSError):
             fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+def flock_by(fd: int, deadline: float, *, optional: bool = False) -> bool:
+    """Take an exclusive flock on `fd`, retrying (5 ms, doubling to 100 ms) until `deadline`
+    (a `time.monotonic()` value); False when another process still holds it then. With
+    `optional`, a file system that cannot lock this (EBADF, ENOLCK, EOPNOTSUPP on some network
+    file systems) counts as taken."""
+    delay = 0.005
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                if optional:
+                    return True
+                raise
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
 
 
 def _read_holder(fd: int) -> str:

@@ -7,6 +7,7 @@ commands that only write (e.g. `log`) stay fast.
 from __future__ import annotations
 
 import os
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from functools import cached_property
@@ -15,8 +16,10 @@ from typing import Any, Self
 
 from memvault.config.core import CONFIG_NAME, Config
 from memvault.derived_db import source_fingerprint
+from memvault.entries.daily import log_date, parse_log
+from memvault.entries.markdown import ParsedFile
+from memvault.entries.memory_md import parse_memory
 from memvault.entries.model import Event, Problem
-from memvault.entries.parse import ParsedFile, log_date, parse_log, parse_memory
 from memvault.entries.timeline import Timeline
 from memvault.errors import InputError, NotFoundError, UnsafePath, VaultNotFound
 from memvault.fsio import DERIVED_DIR, decode_text
@@ -27,7 +30,8 @@ from memvault.layout import (
     read_file,
 )
 
-__all__ = ["BIG_FILE", "ENV_VAR", "ParsedVault", "discover", "parse_path", "parse_text", "parser_fingerprint"]
+__all__ = ["BIG_FILE", "ENV_VAR", "ParsedVault", "discover", "parse_bytes", "parse_path", "parse_text",
+           "parser_fingerprint"]
 
 ENV_VAR = "MEMVAULT_VAULT"
 BIG_FILE = 10 * 1024 * 1024
@@ -69,16 +73,24 @@ def parse_text(text: str, relpath: str, config: Config) -> ParsedFile:
 def parse_path(root: Path, relpath: str, config: Config) -> ParsedFile:
     """Read and parse one vault file; unreadable files become problems, never exceptions."""
     try:
-        text, notes = decode_text(read_file(root, relpath))
+        raw = read_file(root, relpath)
     except UnsafePath as exc:  # a link or not a file: never read (see layout.py)
         return ParsedFile(relpath, "log", problems=[exc.problem])
     except OSError as exc:
         return ParsedFile(relpath, "log", problems=[Problem(relpath, 1, f"cannot read file: {exc.strerror}", code="MV100")])
+    return parse_bytes(raw, relpath, config)[1]
+
+
+def parse_bytes(raw: bytes, relpath: str, config: Config) -> tuple[str, ParsedFile]:
+    """A file's bytes decoded (its text, LF, no BOM) and parsed; undecodable bytes are MV102
+    warnings (first), a very large file MV103 (last)."""
+    text, notes = decode_text(raw)
     parsed = parse_text(text, relpath, config)
     parsed.problems[:0] = [Problem(relpath, line, msg, "warning", "MV102") for line, msg in notes]
-    if len(text) > BIG_FILE:
-        parsed.problems.append(Problem(relpath, 1, f"file is {len(text) // 1048576} MB; daily logs this large are slow to search", "warning", "MV103"))
-    return parsed
+    if len(raw) > BIG_FILE:
+        parsed.problems.append(Problem(
+            relpath, 1, f"file is {len(raw) // 1048576} MB; daily logs this large are slow to search", "warning", "MV103"))
+    return text, parsed
 
 
 def new_log_path(day_iso: str, example: str | None) -> str:
@@ -94,17 +106,25 @@ def new_log_path(day_iso: str, example: str | None) -> str:
     return f"{LOG_DIR}/{day_iso}.md"
 
 
-def duplicate_dates(files: dict[str, ParsedFile]) -> list[Problem]:
-    seen: dict[str, str] = {}
-    out: list[Problem] = []
-    for path, parsed in files.items():
-        if parsed.kind != "log" or parsed.date is None:
+def by_stem(paths: Iterable[str]) -> dict[str, list[str]]:
+    """File name without `.md` -> its paths: a daily log's stem is its date."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for path in paths:
+        out[path.rsplit("/", 1)[-1][:-3]].append(path)
+    return out
+
+
+def duplicate_dates(stems: dict[str, list[str]]) -> list[Problem]:
+    """MV006: every daily log that shares its date with another one (in another folder).
+
+    Judged from file names alone, so a partial check (which parses few files) finds the same."""
+    out = []
+    for day, group in stems.items():
+        if len(group) < 2 or log_date(day + ".md") is None:
             continue
-        key = parsed.date.isoformat()
-        if key in seen:
-            out.append(Problem(path, 1, f"second daily log for {key} (first: {seen[key]})", code="MV006"))
-        else:
-            seen[key] = path
+        for path in group:
+            others = ", ".join(p for p in group if p != path)
+            out.append(Problem(path, 1, f"another daily log for {day}: {others}; merge them into one file", code="MV006"))
     return out
 
 
@@ -164,7 +184,7 @@ class ParsedVault:
     @property
     def problems(self) -> list[Problem]:
         found = [p for f in self.files.values() for p in f.problems] + self.skipped
-        found += duplicate_dates(self.files)
+        found += duplicate_dates(by_stem(self.files))
         found += self.timeline.problems
         return sorted(found, key=lambda p: (p.path, p.line))
 

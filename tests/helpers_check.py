@@ -9,7 +9,8 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from memvault.check.runner import CheckReport, check_vault
+from memvault.check.report import CheckReport
+from memvault.check.runner import check_vault
 from memvault.vault import Vault
 
 DATA = Path(__file__).parent / "data"

@@ -18,7 +18,7 @@ PACKAGE = Path(memvault.__file__).resolve().parent
 # room of a lower layer. Same-layer rooms may not import each other unless listed in ALSO.
 LAYERS: list[set[str]] = [
     {"errors"},
-    {"textsafety", "sqlutil"},
+    {"textsafety", "sqlutil", "gcpause"},
     {"fsio", "derived_db"},
     {"config", "gitio"},
     {"entries"},

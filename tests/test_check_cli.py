@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memvault.check.fixes import fix_source, fix_vault, signature
-from memvault.check.runner import load_source
+from memvault.check.sourcefile import load_source
 from memvault.cli import cli
 from memvault.config.core import Config
 from memvault.vault import Vault

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memvault.check.rules import RULES
-from memvault.check.runner import load_source
+from memvault.check.registry import RULES
+from memvault.check.sourcefile import load_source
 from memvault.config.core import Config
 from memvault.parsed import BIG_FILE
 
@@ -129,3 +129,16 @@ def test_unresolved_reference_lists_candidates(tmp_path: Path):
     problem = next(p for p in run_check(vault).problems if p.code == "MV011")
     assert "ambiguous" in problem.message
     assert "2026-02-21T09:00 (memory/2026-02-21.md:3), 2026-02-21T09:00-2 (memory/2026-02-21.md:6)" in problem.message
+
+
+def test_mv006_vault_problems_and_check_report_the_same(tmp_path: Path):
+    """One rule, one message: `Vault.problems` and `check` both report each of the two logs."""
+    from memvault import Vault
+
+    root = copy_fixture("MV006", "bad", tmp_path / "v")
+    report = run_check(root)
+    from_check = sorted((p.path, p.line, p.message) for p in report.problems if p.code == "MV006")
+    with Vault.open(root) as vault:
+        from_vault = sorted((p.path, p.line, p.message) for p in vault.problems if p.code == "MV006")
+    assert len(from_check) == 2
+    assert from_vault == from_check

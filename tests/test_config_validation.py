@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-from memvault.check.rules import CHECK_DEFAULTS
+from memvault.check.registry import CHECK_DEFAULTS
 from memvault.cli import cli
 from memvault.config.core import SCHEMA, Config
 from memvault.config.curate import DEFAULTS as CURATE
 from memvault.errors import ConfigError
 from memvault.history.timetravel import HISTORY_DEFAULTS
 from memvault.search.index.core import INDEX_DEFAULTS
-from memvault.search.rank import SEARCH_DEFAULTS
+from memvault.search.weights import SEARCH_DEFAULTS
 from memvault.watch.watcher import DEFAULTS as WATCH
 
 from .helpers_check import commit, git, git_repo, run_memvault

@@ -22,10 +22,12 @@ from memvault.curate.document import (
     render_bullet,
     section_insert,
 )
-from memvault.curate.promote import bullet_text, link_for
-from memvault.curate.select import resolve_source, signature, similarity
+from memvault.curate.proposals import bullet_text, link_for
+from memvault.curate.select import resolve_source
+from memvault.curate.similarity import signature, similarity
+from memvault.entries.daily import parse_log
+from memvault.entries.memory_md import parse_memory
 from memvault.entries.model import Event
-from memvault.entries.parse import parse_log, parse_memory
 from memvault.entries.timeline import Timeline
 from memvault.errors import ConfigError, InputError, MemvaultError
 

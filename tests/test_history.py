@@ -310,7 +310,7 @@ def test_span_index_agrees_with_the_rule(name, vault_dir):
 
 def test_span_index_on_random_timelines():
     from memvault.config.core import Config
-    from memvault.entries.parse import parse_log
+    from memvault.entries.daily import parse_log
 
     cfg = Config(timezone="UTC")
     rng = random.Random(3)

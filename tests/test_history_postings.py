@@ -9,8 +9,8 @@ from datetime import timedelta
 
 from memvault.history.postings import PostingStore, StoredSearch, store_fingerprint
 from memvault.history.recorded_search import StateSearch
-from memvault.search.rank import Weights
 from memvault.search.textproc import parse_query
+from memvault.search.weights import Weights
 from memvault.vault import Vault
 
 from .helpers_history import build_history

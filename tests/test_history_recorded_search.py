@@ -8,8 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 from memvault.history.recorded_search import StateSearch
 from memvault.history.timelines import StateTimeline, VersionInfos
-from memvault.search.rank import Weights, bm25_scores, make_filter, rank_candidates
+from memvault.search.bm25 import bm25_scores
+from memvault.search.rank import make_filter, rank_candidates
 from memvault.search.textproc import parse_query
+from memvault.search.weights import Weights
 
 from .test_history_timelines import CFG, corpus
 

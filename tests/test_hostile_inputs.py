@@ -27,7 +27,8 @@ import memvault
 from memvault.check.secrets.scan import find_secrets
 from memvault.cli import cli
 from memvault.entries.codespans import blank_code_spans, code_spans
-from memvault.entries.parse import inline_tags, parse_log
+from memvault.entries.daily import parse_log
+from memvault.entries.markdown import inline_tags
 from memvault.entries.timeparse import TimeOutOfRange, parse_time
 from memvault.entries.yamlsafe import MAX_CHARS, FrontmatterError, load_frontmatter
 
@@ -408,8 +409,8 @@ def test_regex_is_linear_on_every_hostile_body(label, names, pattern):
 def test_every_regex_is_collected_and_every_seed_names_one():
     collected = collect_patterns()
     labels = {label for label, _, _ in collected.values()}
-    assert {"memvault.entries.parse.URL_RE", "memvault.check.rules.TRAILING_WS_RE", "memvault.entries.timeparse.AGO_RE"} <= labels
-    assert any(label.startswith("memvault/curate/promote.py:") for label in labels)  # an inline re.split(...)
+    assert {"memvault.entries.markdown.URL_RE", "memvault.check.sourcefile.TRAILING_WS_RE", "memvault.entries.timeparse.AGO_RE"} <= labels
+    assert any(label.startswith("memvault/curate/proposals.py:") for label in labels)  # an inline re.split(...)
     names = set().union(*(names for _, names, _ in collected.values()))
     assert not set(SEEDS) - names, "seeds for patterns that no longer exist"
 

@@ -120,16 +120,16 @@ def test_unreadable_file_keeps_its_events(vault, backend, monkeypatch):
     with open_index(vault, backend) as index:
         index.update()
         write_log(vault.root, "2026-02-14", entry("10:00", "Observation", "changed text"))
-        from memvault.search.index import core
+        from memvault.search.index import files
 
-        real_open = core.open_file
+        real_open = files.open_file
 
         def failing_open(root, path, *args, **kwargs):  # root can read anything: simulate EIO
             if str(path).endswith("2026-02-14.md"):
                 raise OSError(5, "Input/output error")
             return real_open(root, path, *args, **kwargs)
 
-        monkeypatch.setattr(core, "open_file", failing_open)
+        monkeypatch.setattr(files, "open_file", failing_open)
         for report in (index.update(), index.update([rel])):
             assert [p.code for p in report.problems] == ["MV100"]
             assert rel in report.problems[0].path

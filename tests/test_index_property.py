@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memvault.search.index import open_index, store
-from memvault.search.index.core import docs_by_file
+from memvault.search.index.files import docs_by_file
 from memvault.search.textproc import parse_query
 
 from .helpers_index import fresh, make_vault

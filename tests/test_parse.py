@@ -8,7 +8,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from memvault.config.core import Config
-from memvault.entries.parse import inline_tags, log_date, parse_log, parse_memory
+from memvault.entries.daily import log_date, parse_log
+from memvault.entries.markdown import inline_tags
+from memvault.entries.memory_md import parse_memory
 from memvault.vault import Vault
 
 from .conftest import DATA, copy_vault
@@ -174,3 +176,18 @@ def test_fifty_megabyte_log_parses_with_a_warning(vault_dir):
     vault = Vault.open(vault_dir)
     assert [e.id for e in vault.events] == ["2026-01-01T09:00", "2026-01-01T10:00"]
     assert [p.code for p in vault.problems] == ["MV103"]
+
+
+@pytest.mark.parametrize(("key", "code", "expected"), [
+    ("confidence", "MV202", "is not a number between 0 and 1"),
+    ("importance", "MV203", "is not high, medium, low or 0-1"),
+])
+def test_a_bad_score_reads_the_same_in_front_matter_and_in_an_entry(key, code, expected):
+    """One check for a score, wherever it is set: same code, same words."""
+    text = f"---\n{key}: 1.7\n---\n# 2026-02-21\n\n## 09:00 - Observation\nA note.\n{key.capitalize()}: 1.7\n"
+    parsed = parse_log(text, "memory/2026-02-21.md", UTC_CFG)
+    found = [(p.line, p.code, p.message) for p in parsed.problems]
+    assert found == [
+        (1, code, f"frontmatter {key.capitalize()}: 1.7 {expected}"),
+        (8, code, f"{key.capitalize()}: '1.7' {expected}"),
+    ]

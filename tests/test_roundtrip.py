@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memvault.config.core import Config
+from memvault.entries.daily import META_RE, parse_log
 from memvault.entries.model import Event
-from memvault.entries.parse import META_RE, parse_log
 from memvault.entries.render import render_log
 
 CFG = Config(timezone="Europe/Berlin")

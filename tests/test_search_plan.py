@@ -15,8 +15,9 @@ import pytest
 
 from memvault.search import access
 from memvault.search.index import open_index, store
-from memvault.search.index.core import docs_by_file
-from memvault.search.rank import EXHAUSTIVE, Plan, plan_query, rank_events
+from memvault.search.index.files import docs_by_file
+from memvault.search.plan import EXHAUSTIVE, Plan, plan_query
+from memvault.search.rank import rank_events
 from memvault.search.textproc import analyze, analyzed, parse_query
 from memvault.vault import Vault
 

@@ -11,9 +11,11 @@ import pytest
 from memvault.config.core import Config
 from memvault.layout import iter_markdown
 from memvault.search.index import open_index
-from memvault.search.index.core import _scan
-from memvault.search.rank import Weights, rank_events, recency, snippet
+from memvault.search.index.files import scan as _scan
+from memvault.search.rank import rank_events
+from memvault.search.snippets import snippet
 from memvault.search.textproc import analyze, fold, parse_query
+from memvault.search.weights import Weights, recency
 from memvault.vault import Vault
 
 from .helpers_index import at, entry, make_vault, write_log

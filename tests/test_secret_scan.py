@@ -23,7 +23,7 @@ FALSE = false_positives()
 
 def test_corpus_is_big_enough_to_mean_something():
     assert len(TRUE) >= 50 and len(FALSE) >= 50
-    from memvault.check.rules import RULES
+    from memvault.check.registry import RULES
 
     assert {code for _, code, _ in TRUE} == {c for c, r in RULES.items() if c.startswith("MV5") and r.severity == "error"}
 

@@ -214,7 +214,7 @@ def test_common_words_load_only_files_that_could_win(tmp_path: Path):
 
 
 def test_overlapping_search_words_are_still_counted(tmp_path: Path):
-    from memvault.check.runner import _overlap
+    from memvault.check.sources import _overlap
 
     assert _overlap(["part", "partner"])  # "party" searches as "part": git grep -o would hide one
     assert _overlap(["updat", "update"]) and _overlap(["x-id", "idle"])

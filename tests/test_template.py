@@ -7,13 +7,13 @@ import re
 import tomllib
 from pathlib import Path
 
-from memvault.check.rules import CHECK_DEFAULTS
+from memvault.check.registry import CHECK_DEFAULTS
 from memvault.cli import cli
 from memvault.config.core import Config
 from memvault.config.curate import DEFAULTS as CURATE
 from memvault.history.timetravel import HISTORY_DEFAULTS
 from memvault.search.index.core import INDEX_DEFAULTS
-from memvault.search.rank import SEARCH_DEFAULTS
+from memvault.search.weights import SEARCH_DEFAULTS
 from memvault.watch.watcher import DEFAULTS as WATCH
 from memvault.write.log import TEMPLATE as TEMPLATE_DIR
 

@@ -9,7 +9,7 @@ import pytest
 
 from memvault.config.core import Config
 from memvault.entries import decay
-from memvault.entries.parse import parse_log
+from memvault.entries.daily import parse_log
 from memvault.entries.timeline import Timeline
 from memvault.vault import Vault
 

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from memvault.check.runner import CheckReport
+    from memvault.check.report import CheckReport
     from memvault.parsed import ParsedVault
 
 __all__ = ["rule_table", "run_check"]
@@ -47,6 +47,6 @@ def run_check(vault: ParsedVault, paths: Sequence[str] = (), *, staged: bool = F
 
 def rule_table() -> list[dict[str, Any]]:
     """Every rule: code, severity, title, and whether `--fix` repairs it (docs/checks.md)."""
-    from memvault.check.rules import RULES
+    from memvault.check.registry import RULES
 
     return [{"code": r.code, "severity": r.severity, "title": r.title, "fixable": r.fixable} for r in RULES.values()]

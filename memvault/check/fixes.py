@@ -14,15 +14,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from memvault.check.hidden import fix_invisible
-from memvault.check.rules import (
+from memvault.check.rules import minute
+from memvault.check.sourcefile import (
     LOOSE_HEADING_RE,
     SourceFile,
     canonical_heading,
-    minute,
+    load_source,
     trailing_ws_lines,
 )
 from memvault.config.core import Config
-from memvault.entries.parse import TITLE_RE
+from memvault.entries.markdown import TITLE_RE
 from memvault.errors import WriteConflict
 from memvault.fsio import locked, rewrite
 from memvault.layout import iter_markdown, problem_at
@@ -168,8 +169,6 @@ def fix_vault(vault: ParsedVault, paths: Sequence[str] = ()) -> dict[str, list[s
 
 
 def _fix_file(vault: ParsedVault, rel: str, full: Path) -> list[str]:
-    from memvault.check.runner import load_source
-
     done: list[str] = []
 
     def repair(raw: bytes | None) -> bytes | None:

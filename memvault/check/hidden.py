@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from memvault.check.rules import LOOSE_HEADING_RE, RULES, SourceFile
+from memvault.check.registry import RULES
+from memvault.check.sourcefile import LOOSE_HEADING_RE, SourceFile
+from memvault.entries.daily import META_RE
+from memvault.entries.markdown import H2_RE
 from memvault.entries.model import Problem
-from memvault.entries.parse import H2_RE, META_RE
 from memvault.textsafety import INVISIBLE_RE, clean_invisible, find_invisible, invisible_in
 
 

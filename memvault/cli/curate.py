@@ -75,7 +75,7 @@ def curate(ctx, dry_run, yes, interactive, explain, with_cmd, at, since, everyth
 
 
 def _plan_text(plan, d: dict) -> str:
-    from memvault.curate.promote import describe
+    from memvault.curate.proposals import describe
     from memvault.curate.review import budget_line, nothing, window
 
     if not plan.proposals and not plan.archives:
@@ -145,7 +145,7 @@ def _review(review) -> None:
 
 
 def _show(step) -> None:
-    from memvault.curate.promote import describe
+    from memvault.curate.proposals import describe
     from memvault.curate.review import budget_line
 
     p = step.proposal

@@ -12,16 +12,9 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from memvault.config.core import Config
+from memvault.entries.markdown import BLOCK_ID_RE, BULLET_RE, FENCE_RE, H2_RE
+from memvault.entries.memory_md import ANNOTATION_RE, SOURCE_ANN_RE, parse_memory
 from memvault.entries.model import Event
-from memvault.entries.parse import (
-    ANNOTATION_RE,
-    BLOCK_ID_RE,
-    BULLET_RE,
-    FENCE_RE,
-    H2_RE,
-    SOURCE_ANN_RE,
-    parse_memory,
-)
 from memvault.errors import InputError, MemvaultError
 
 BOM = b"\xef\xbb\xbf"

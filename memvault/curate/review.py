@@ -17,16 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from memvault.curate.budget import archives_for, budget, budget_warnings
 from memvault.curate.document import check_edit
-from memvault.curate.promote import (
-    Applied,
-    Plan,
-    Proposal,
-    apply,
-    archives_for,
-    budget,
-    budget_warnings,
-)
+from memvault.curate.plan import Plan, Proposal
+from memvault.curate.promote import Applied, apply
 from memvault.errors import InputError
 from memvault.parsed import ParsedVault
 

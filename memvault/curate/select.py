@@ -7,7 +7,6 @@ so `curate --explain` can say it. Thresholds and section rules come from `[curat
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -16,50 +15,15 @@ from typing import Any
 from memvault.check.secrets.scan import find_secrets
 from memvault.config.curate import Settings
 from memvault.curate.document import Bullet, MemoryDoc, plain_text
+from memvault.curate.similarity import Sig, signature, similarity
 from memvault.entries import decay
+from memvault.entries.markdown import link_parts
 from memvault.entries.model import Event
-from memvault.entries.timeline import ID_SPACE_RE, STOPWORDS, WORD_RE, Timeline, stem
+from memvault.entries.timeline import ID_SPACE_RE, WORD_RE, Timeline
 from memvault.search.access import Access
 
 LOW_IMPORTANCE = 0.3
-EXTRA_STOP = frozenset({
-    "user", "users", "they", "them", "their", "he", "she", "his", "her", "i", "we", "you", "me", "my",
-    "our", "said", "says", "say", "mentioned", "again", "also", "still", "really", "very", "just",
-    "has", "have", "had", "will", "would", "should", "does", "do", "did", "are", "am", "been", "being",
-})
-NEGATION_RE = re.compile(r"\b(?:not|no|never|nor|without|cannot)\b|n[’']t\b", re.IGNORECASE)
-NEGATION_WORDS = frozenset({"not", "no", "never", "nor", "without", "cannot"})
 CANDIDATE_DF_CAP = 500  # tokens in more entries than this do not propose pairs (see docs)
-
-
-# -------------------------------------------------------------------------- similarity
-
-
-@dataclass(frozen=True)
-class Sig:
-    tokens: frozenset[str]
-    negated: bool
-
-
-def signature(text: str) -> Sig:
-    words = WORD_RE.findall(text.lower())
-    toks = frozenset(
-        stem(w) for w in words
-        if w not in STOPWORDS and w not in EXTRA_STOP and w not in NEGATION_WORDS and len(w) > 1 and not w.isdigit()
-    )
-    return Sig(toks, bool(NEGATION_RE.search(text)))
-
-
-def similarity(a: Sig, b: Sig, *, guard: bool = True) -> float:
-    """Dice overlap of content words; 0 when one says `not` and the other does not."""
-    if guard and a.negated != b.negated:
-        return 0.0
-    if not a.tokens or not b.tokens:
-        return 0.0
-    shared = len(a.tokens & b.tokens)
-    if shared < min(2, len(a.tokens), len(b.tokens)):
-        return 0.0
-    return 2 * shared / (len(a.tokens) + len(b.tokens))
 
 
 # ----------------------------------------------------------------------------- results
@@ -108,10 +72,10 @@ def resolve_source(tl: Timeline, target: str, alias: str | None, is_link: bool =
     res = tl.index.resolve(f"[[{target}]]")
     if res.ok and tl.by_id[res.target].kind == "log":  # type: ignore[index]
         return res.target
-    page, _, anchor = target.partition("#")
+    page, anchor = link_parts(target)
     # Obsidian's own link completion writes `16 00` for a `16:00` heading.
     want = " ".join(anchor.replace(":", " ").lower().split())
-    day = tl.index.by_date.get(page.strip().rsplit("/", 1)[-1].removesuffix(".md"), [])
+    day = tl.index.by_date.get(page, [])
     found = [e for e in day if " ".join(e.heading.replace(":", " ").lower().split()) == want]
     return found[0].id if len(found) == 1 else None
 

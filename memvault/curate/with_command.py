@@ -20,9 +20,12 @@ from dataclasses import replace
 from typing import Any
 
 from memvault.check.secrets.scan import find_secrets
+from memvault.curate.budget import archives_for, budget
 from memvault.curate.document import BLOCK_ID_RE, section_insert
-from memvault.curate.promote import Plan, Proposal, archives_for, budget, build_lines, check_fence
-from memvault.entries.parse import ANNOTATION_RE, SOURCE_ANN_RE
+from memvault.curate.plan import Plan, Proposal
+from memvault.curate.promote import check_fence
+from memvault.curate.proposals import build_lines
+from memvault.entries.memory_md import ANNOTATION_RE, SOURCE_ANN_RE
 from memvault.errors import MemvaultError
 from memvault.parsed import ParsedVault
 from memvault.textsafety import first_disallowed

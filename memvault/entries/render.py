@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
+from memvault.entries.markdown import inline_tags
 from memvault.entries.model import Event
-from memvault.entries.parse import inline_tags
 
 CANONICAL_TYPES = {"observation": "Observation", "belief": "Belief", "decision": "Decision", "correction": "Correction"}
 BLOCK_STARTS = ("-", "*", "+", ">", "|", "```", "~~~", "    ", "\t")

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from memvault.config.core import Config
 from memvault.entries import decay
+from memvault.entries.markdown import link_parts, page_of
 from memvault.entries.model import Event, Problem
 from memvault.entries.render import iso
 
@@ -115,9 +116,7 @@ class EventIndex:
         return RefResult(candidates=[_label(e) for e in found], reason="ambiguous")
 
     def _resolve_link(self, target: str) -> RefResult:
-        page, _, anchor = target.partition("#")
-        page = page.strip().rsplit("/", 1)[-1].removesuffix(".md")
-        anchor = anchor.strip()
+        page, anchor = link_parts(target)
         if anchor.startswith("^"):
             found = [e for e in self.by_block.get(anchor[1:], []) if _on_page(e, page)]
             return self._one(found, f"no block ^{anchor[1:]} in {page or 'the vault'}")
@@ -173,7 +172,7 @@ def _label(event: Event) -> str:
 
 
 def _on_page(event: Event, page: str) -> bool:
-    return not page or event.file.rsplit("/", 1)[-1].removesuffix(".md") == page
+    return not page or page_of(event.file) == page
 
 
 def _norm(text: str) -> str:

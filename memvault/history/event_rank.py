@@ -1,6 +1,6 @@
 """QUERY for event-time `asof T QUERY`: search's index, with status and scores at T.
 
-Ranking is search's own (memvault/rank.py): BM25 relevance with importance, recency and
+Ranking is search's own (memvault/search/rank.py): BM25 relevance with importance, recency and
 confidence, every part computed at T, so entries newer than T drop out and confidence is
 decayed to T. The index holds today's entries; search judges each candidate's status at T.
 Recorded time cannot use the index (it knows only today's files): see asof_search.py.

@@ -29,15 +29,15 @@ from memvault.derived_db import source_fingerprint
 from memvault.entries.model import Event
 from memvault.history.live_columns import StaleIndex
 from memvault.history.recorded_search import StateSearch, _Postings, analyse, newest
-from memvault.search.rank import Weights
+from memvault.search.weights import Weights
 from memvault.sqlutil import in_chunks
 
 if TYPE_CHECKING:
     from memvault.history.live_columns import RecordedIndex
 
 FORMAT = 2  # 2: zlib-compressed arrays (7x smaller: sorted version numbers, few distinct frequencies)
-SOURCES = ("memvault.history.recorded_search", "memvault.history.postings", "memvault.search.rank",
-           "memvault.search.textproc")
+SOURCES = ("memvault.history.recorded_search", "memvault.history.postings", "memvault.search.fields",
+           "memvault.search.bm25", "memvault.search.weights", "memvault.search.textproc")
 PER_VERSION = {"lbase": "q", "total": "q", "newest": "d"}
 
 

@@ -1,6 +1,6 @@
 """Search over a recorded state, in memory, as `memvault search` would rank it at T.
 
-`rank.bm25_scores` analyses every entry of the pool on each call: seconds for a 60k-entry
+`bm25.bm25_scores` analyses every entry of the pool on each call: seconds for a 60k-entry
 commit. Here each file version is analysed once per session into postings (term -> version,
 entry, column-weighted frequency) and entry lengths, so a query walks only the postings of
 its words; quoted phrases and compounds are counted on the few entries holding all their
@@ -24,19 +24,14 @@ from typing import Any
 
 from memvault.entries.model import Event
 from memvault.entries.timeline import Timeline
-from memvault.search.rank import (
-    FIELDS,
-    Hit,
-    Weights,
-    contexts,
-    field_texts,
-    make_filter,
-    rank_candidates,
-)
-from memvault.search.textproc import Query, analyze, parse_query
+from memvault.search import bm25
+from memvault.search.bm25 import frequency
+from memvault.search.fields import contexts
+from memvault.search.hits import Hit
+from memvault.search.rank import make_filter, rank_candidates
+from memvault.search.textproc import Query, parse_query
+from memvault.search.weights import Weights
 
-OWN = [i for i, name in enumerate(FIELDS) if name != "context"]
-EVERY = list(range(len(FIELDS)))
 Phrase = tuple[tuple[str, ...], bool]  # (words, in the entry's own fields only)
 Key = tuple[int, int]  # (vid, position in the version); negative vid: the entry is in `Rows`
 Rows = dict[Key, tuple[Event, list[list[str]], int]]  # entry, analysed fields, length
@@ -45,20 +40,7 @@ State = Iterable[tuple[tuple[str, str], list[Event] | None]]  # (path, blob), pa
 
 def columns(events: list[Event]) -> list[list[list[str]]]:
     """Analysed fields of each entry of one file (entries in line order)."""
-    return [[analyze(text) for text in field_texts(ev, ctx)] for ev, ctx in zip(events, contexts(events), strict=True)]
-
-
-def _count(tokens: list[str], phrase: tuple[str, ...]) -> int:
-    k = len(phrase)
-    if k == 1:
-        return tokens.count(phrase[0])
-    return sum(1 for i in range(len(tokens) - k + 1) if tuple(tokens[i : i + k]) == phrase)
-
-
-def frequency(cols: list[list[str]], phrase: tuple[str, ...], own_only: bool, w: Weights) -> tuple[bool, float]:
-    """(occurs, column-weighted frequency) as `bm25_scores` computes them."""
-    counts = [(i, _count(cols[i], phrase)) for i in (OWN if own_only else EVERY)]
-    return any(c for _, c in counts), sum(w.field_weights[i] * c for i, c in counts)
+    return bm25.columns(events, contexts(events))
 
 
 class _Postings:

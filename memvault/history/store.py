@@ -26,10 +26,11 @@ from typing import TYPE_CHECKING, Any
 from memvault.config.core import Config
 from memvault.derived_db import source_fingerprint
 from memvault.entries.model import Event
+from memvault.gcpause import no_gc
 from memvault.history.gitrepo import CommitList, GitRepo
 from memvault.history.live_columns import COLUMNS, Columns, RecordedIndex
 from memvault.history.sweep import Occurrences, OrderKey, Sweep, order_key
-from memvault.history.timelines import VersionInfo, VersionTable, no_gc
+from memvault.history.timelines import VersionInfo, VersionTable
 
 if TYPE_CHECKING:
     from memvault.history.snapshot import SnapshotLoader

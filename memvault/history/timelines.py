@@ -25,11 +25,9 @@ revisions off the first-parent chain and `[history] precompute = false`.
 from __future__ import annotations
 
 import bisect
-import gc
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import chain
@@ -39,25 +37,13 @@ from memvault.config.core import Config
 from memvault.entries.model import Event
 from memvault.entries.spans import live_interval
 from memvault.entries.timeline import EventIndex, Timeline, sort_key
+from memvault.gcpause import no_gc
 from memvault.history.gitrepo import VAULT_PATHSPECS, CommitList, GitRepo
 
 Row = tuple[Event, float, float]  # an event and its live interval when nothing supersedes it
 NEVER_LIVE = (float("inf"), float("-inf"))
 # More straggler events than this (files overlapping in time) and a plain sort is cheaper.
 MAX_STRAGGLERS = 4000
-
-
-@contextmanager
-def no_gc() -> Iterator[None]:
-    """Building a state allocates ~100k small objects and no cycles: a gen-2 collection in
-    the middle (scanning every cached event) would cost more than the build."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class VersionTable:
@@ -182,7 +168,7 @@ class StateTimeline(Timeline):
 
     def __init__(self, infos: Iterable[VersionInfo], config: Config):  # no super().__init__: see above
         self.config = config
-        with no_gc():
+        with no_gc():  # ~100k small objects, no cycles: a gen-2 pass would cost more than the build
             self.blocks, self.stragglers = _layout(list(infos))
             logs = list(chain.from_iterable(v.events for v in self.blocks))
             evs = _insert(logs, [r[0] for r in self.stragglers], sort_key)

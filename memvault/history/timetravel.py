@@ -14,22 +14,21 @@ compared in UTC.
 
 from __future__ import annotations
 
-import functools
-import re
 from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Final, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Final
 
 from memvault.entries.model import Event
 from memvault.entries.render import iso
 from memvault.entries.spans import SpanIndex
 from memvault.errors import GitError, InputError, NotFoundError
+from memvault.gcpause import no_gc
+from memvault.history.compare import compare, diff_states, edited_item
 from memvault.history.gitrepo import PACK_LOOSE_DEFAULT, Commit, GitRepo
-from memvault.history.snapshot import Snapshot, SnapshotLoader, entry_text
-from memvault.history.timelines import no_gc
+from memvault.history.revisions import files_for_id, revisions
+from memvault.history.snapshot import Snapshot, SnapshotLoader
+from memvault.history.timepoint import REVISION_RE, TimePoint
 
 if TYPE_CHECKING:
     from memvault.entries.timeline import Timeline
@@ -37,23 +36,6 @@ if TYPE_CHECKING:
     from memvault.history.postings import StoredSearch
     from memvault.history.recorded_search import StateSearch
     from memvault.parsed import ParsedVault
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def _no_gc(method: Callable[P, R]) -> Callable[P, R]:
-    """Queries allocate many short-lived objects and no cycles; with ~1M cached objects
-    alive, a cyclic collection in the middle of one costs more than the query (measured:
-    p95 halved). Collection resumes when the query returns."""
-
-    @functools.wraps(method)
-    def run(*args: P.args, **kwargs: P.kwargs) -> R:
-        with no_gc():
-            return method(*args, **kwargs)
-
-    return run
-
 
 HISTORY_DEFAULTS: dict[str, Any] = {"pack_loose": PACK_LOOSE_DEFAULT, "snapshots": 4, "precompute": True}
 
@@ -65,24 +47,6 @@ class _Unset(Enum):
 
 
 _UNSET: Final = _Unset.token
-
-
-# what can only be meant as a git revision: HEAD~3, main^, a commit id
-REVISION_RE = re.compile(r"^(?:HEAD|@|[0-9a-f]{7,40}|[\w./-]+(?=[~^]))(?:[~^]\d*)*$")
-
-
-@dataclass(frozen=True, slots=True)
-class TimePoint:
-    """A moment to look at: a time, and the commit when a git revision named one."""
-
-    at: datetime  # in UTC
-    commit: Commit | None = None
-    text: str = ""
-    tz: tzinfo = UTC  # the vault's zone, for output
-
-    def describe(self) -> dict[str, Any]:
-        return {"time": iso(self.at.astimezone(self.tz)), "given": self.text,
-                "commit": self.commit.sha if self.commit else None}
 
 
 class History:
@@ -248,7 +212,7 @@ class History:
 
     # -- asof ------------------------------------------------------------------------------
 
-    @_no_gc
+    @no_gc()  # many short-lived objects: a cyclic pass over ~1M cached ones would cost more (p95 halved)
     def as_of(
         self, when: datetime | str | TimePoint, query: str | None = None, *,
         recorded: bool = False, limit: int | None = None,
@@ -288,7 +252,7 @@ class History:
         """Recorded QUERY: the commit's entries scored as search scores them, ranked on a
         timeline cut down to the candidates (from the index) or the commit's whole one."""
         from memvault.history.recorded_search import StateSearch, parts
-        from memvault.search.rank import Weights
+        from memvault.search.weights import Weights
 
         index = self.recorded_index
         c = index.position(commit.sha) if index is not None else None
@@ -331,7 +295,7 @@ class History:
                 import sqlite3
 
                 from memvault.history.postings import PostingStore, StoredSearch, store_fingerprint
-                from memvault.search.rank import Weights
+                from memvault.search.weights import Weights
 
                 weights = Weights.from_config(self.config)
                 try:
@@ -348,7 +312,7 @@ class History:
 
     # -- changes ---------------------------------------------------------------------------
 
-    @_no_gc
+    @no_gc()  # many short-lived objects: a cyclic pass over ~1M cached ones would cost more (p95 halved)
     def changes(self, since: datetime | str | TimePoint, until: datetime | str | TimePoint | None = None) -> dict[str, Any]:
         """New and newly superseded entries after `since` (event time), and entries edited or
         deleted between the commits at `since` and `until` (or the working tree)."""
@@ -378,7 +342,7 @@ class History:
         out["from_commit"] = old.commit.sha if old and old.commit else None
         out["to_commit"] = newer.commit.sha if newer and newer.commit else None
         edited, deleted, added = compare(old, newer)
-        out["edited"] = [_edited(old, newer, a, b, t2) for a, b in edited]  # type: ignore[arg-type]
+        out["edited"] = [edited_item(old, newer, a, b, t2) for a, b in edited]  # type: ignore[arg-type]
         out["deleted"] = [old.timeline.to_dict(e, t1) | {"text": old.entry_text(e)} for e in deleted]  # type: ignore[union-attr]
         if newer is not None:
             out["backfilled"] = [
@@ -387,41 +351,12 @@ class History:
 
     # -- diff ------------------------------------------------------------------------------
 
-    @_no_gc
+    @no_gc()  # many short-lived objects: a cyclic pass over ~1M cached ones would cost more (p95 halved)
     def diff(self, first: datetime | str | TimePoint, second: datetime | str | TimePoint) -> dict[str, Any]:
         """Live entries that appeared, changed or went away between two recorded times,
         grouped per MEMORY.md section and per daily log."""
         p1, p2 = self.point(first), self.point(second)
-        s1, s2 = self.snapshot_at(p1), self.snapshot_at(p2)
-        live1 = {e.id: e for e in s1.timeline.live(p1.at)} if s1 else {}
-        live2 = {e.id: e for e in s2.timeline.live(p2.at)} if s2 else {}
-        groups: dict[tuple[str, str | None], dict[str, Any]] = {}
-
-        def group(ev: Event) -> dict[str, Any]:
-            section = (ev.category or "") if ev.kind == "curated" else None
-            key = (ev.file, section)
-            if key not in groups:
-                groups[key] = {"file": ev.file, "section": section, "appeared": [], "changed": [], "gone": []}
-            return groups[key]
-
-        for eid, ev in live2.items():
-            if eid not in live1:
-                present_before = s1 is not None and eid in s1.timeline.by_id
-                item = s2.timeline.to_dict(ev, p2.at) | {"reason": "became live" if present_before else "added"}  # type: ignore[union-attr]
-                group(ev)["appeared"].append(item)
-            else:
-                a, b = s1.entry_text(live1[eid]), s2.entry_text(ev)  # type: ignore[union-attr]
-                if a != b:
-                    group(ev)["changed"].append(s2.timeline.to_dict(ev, p2.at) | {"old": a, "new": b})  # type: ignore[union-attr]
-        for eid, ev in live1.items():
-            if eid in live2:
-                continue
-            item = s1.timeline.to_dict(ev, p1.at)  # type: ignore[union-attr]
-            item.update(_gone_reason(eid, s2, p2.at))
-            group(ev)["gone"].append(item)
-        ordered = sorted(groups.values(), key=lambda g: (g["file"] != "MEMORY.md", g["file"], g["section"] or ""))
-        counts = {k: sum(len(g[k]) for g in ordered) for k in ("appeared", "changed", "gone")}
-        return {"from": _where(p1, s1), "to": _where(p2, s2), "groups": ordered, "counts": counts}
+        return diff_states(p1, self.snapshot_at(p1), p2, self.snapshot_at(p2))
 
     # -- history ---------------------------------------------------------------------------
 
@@ -459,23 +394,7 @@ class History:
     def revisions(self, event_id: str, file: str) -> list[dict[str, Any]]:
         """Commits (first parent, oldest first) where the entry's text changed, plus the
         working tree when it differs from the last commit."""
-        repo = self.require_repo()
-        state: dict[str, str] = {}
-        out: list[dict[str, Any]] = []
-        previous: tuple[str, str] | None = None  # (file, text)
-        for commit, touched in repo.file_log(_pathspecs(file)):
-            for path, blob in touched.items():
-                if blob is None:
-                    state.pop(path, None)
-                else:
-                    state[path] = blob
-            current = _find(event_id, self.loader.versions(state), self.loader.text)
-            _note_change(out, previous, current, commit, self.config.tz)
-            previous = current
-        on_disk = self.loader.worktree_files(sorted(set(state) | {file}))
-        current = _find(event_id, on_disk, self.loader.text)
-        _note_change(out, previous, current, None, self.config.tz)
-        return out
+        return revisions(self.require_repo(), self.loader, event_id, file, self.config.tz)
 
     def _history_of_gone(self, event_id: str) -> dict[str, Any]:
         """An id no current entry has: look for it in git history (a deleted entry)."""
@@ -483,7 +402,7 @@ class History:
         if repo is None:
             raise NotFoundError(f"no entry with id {event_id!r} (and no git history to look in)")
         commits: list[dict[str, Any]] = []
-        for path in _files_for_id(repo, event_id):
+        for path in files_for_id(repo, event_id):
             commits = self.revisions(event_id, path)
             if commits:
                 break
@@ -502,107 +421,3 @@ class History:
             "commits": commits,
             "warnings": ["this entry is not in the vault any more; the chain is as it was when last seen"],
         }
-
-
-# -- pure helpers --------------------------------------------------------------------------
-
-
-def compare(old: Snapshot | None, new: Snapshot | None) -> tuple[list[tuple[Event, Event]], list[Event], list[Event]]:
-    """Entries (by id, first occurrence) edited, deleted and added from `old` to `new`."""
-    a = old.timeline.by_id if old else {}
-    b = new.timeline.by_id if new else {}
-    edited = []
-    for eid, ev in a.items():
-        other = b.get(eid)
-        if other is None or _same_bytes(old, new, ev, other):
-            continue
-        if old.entry_text(ev) != new.entry_text(other):  # type: ignore[union-attr]
-            edited.append((ev, other))
-    deleted = [ev for eid, ev in a.items() if eid not in b]
-    added = [ev for eid, ev in b.items() if eid not in a]
-    key = _order
-    return sorted(edited, key=lambda p: key(p[1])), sorted(deleted, key=key), sorted(added, key=key)
-
-
-def _same_bytes(old: Snapshot | None, new: Snapshot | None, a: Event, b: Event) -> bool:
-    """Both in one file whose bytes did not change: the entry's text cannot have changed."""
-    if old is None or new is None or a.file != b.file or a.line != b.line:
-        return False
-    va, vb = old.files.get(a.file), new.files.get(b.file)
-    return va is not None and vb is not None and va.blob == vb.blob
-
-
-def _order(ev: Event) -> tuple[str, str, int]:
-    return (iso(ev.timestamp) or "", ev.file, ev.line)
-
-
-def _edited(old: Snapshot, new: Snapshot, a: Event, b: Event, at: datetime | None) -> dict[str, Any]:
-    item = new.timeline.to_dict(b, at)
-    item.update({"old": old.entry_text(a), "new": new.entry_text(b), "old_file": a.file, "old_line": a.line})
-    return item
-
-
-def _gone_reason(eid: str, snap: Snapshot | None, at: datetime) -> dict[str, Any]:
-    if snap is None or eid not in snap.timeline.by_id:
-        return {"reason": "deleted", "superseded_by": None}
-    tl = snap.timeline
-    ev = tl.by_id[eid]
-    status = tl.status(ev, at)
-    return {"reason": status, "superseded_by": tl.superseder_at(ev, at)}
-
-
-def _where(point: TimePoint, snap: Snapshot | None) -> dict[str, Any]:
-    out = point.describe()
-    out["commit"] = snap.commit.sha if snap and snap.commit else None
-    return out
-
-
-def _pathspecs(file: str) -> list[str]:
-    """The entry's file and any daily log of the same date elsewhere (files get moved)."""
-    name = file.rsplit("/", 1)[-1]
-    if file == "MEMORY.md" or not file.startswith("memory/"):
-        return [file]
-    return [file, f":(glob)memory/**/{name}"]
-
-
-def _find(event_id: str, versions: dict[str, Any], text_of: Any) -> tuple[str, str] | None:
-    """(file, entry text) of the first entry with `event_id` among file versions."""
-    for path in sorted(versions):
-        for ev in versions[path].events:
-            if ev.id == event_id:
-                return path, entry_text(text_of(versions[path]), ev)
-    return None
-
-
-def _note_change(out: list[dict[str, Any]], before: tuple[str, str] | None, after: tuple[str, str] | None,
-                 commit: Commit | None, tz: tzinfo) -> None:
-    if before == after:
-        return
-    if before is None:
-        change = "added"
-    elif after is None:
-        change = "deleted"
-    elif before[1] == after[1]:
-        change = "moved"
-    else:
-        change = "edited"
-    out.append({
-        "commit": commit.sha if commit else None,
-        "date": iso(commit.date.astimezone(tz)) if commit else None,
-        "change": change if commit else f"{change} (uncommitted)",
-        "file": (after or before)[0],  # type: ignore[index]
-        "old": before[1] if before else None,
-        "new": after[1] if after else None,
-    })
-
-
-def _files_for_id(repo: GitRepo, event_id: str) -> list[str]:
-    """Where a deleted entry may have lived: its date's log, else files whose text had the id."""
-    import re
-
-    m = re.match(r"^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}(?:-\d+)?$", event_id)
-    if m:
-        return [f"memory/{m[1]}.md"]
-    out = repo.run("log", "--first-parent", "-m", "--format=", "--name-only", f"-S{event_id}", "HEAD", "--", "MEMORY.md", "memory", check=False)
-    names = [repo._relative(n) for n in out.split("\n") if n.strip()]
-    return list(dict.fromkeys(names))

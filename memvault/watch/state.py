@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.errors import MemvaultError
-from memvault.fsio import DERIVED_DIR
+from memvault.fsio import DERIVED_DIR, flock_by
 
 LOCK_NAME = "watch.lock"
 STATUS_NAME = "watch.json"
@@ -66,13 +66,13 @@ class WatchLock:
         deadline = time.monotonic() + wait
         dir_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
         try:
-            if not _flock(dir_fd, deadline, optional=True):
+            if not flock_by(dir_fd, deadline, optional=True):
                 raise self._running()
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             taken = False
             try:
-                taken = _flock(fd, deadline)
+                taken = flock_by(fd, deadline)
             finally:
                 if not taken:
                     os.close(fd)
@@ -116,24 +116,6 @@ class WatchLock:
         if self.dir_fd is not None:
             os.close(self.dir_fd)  # closing drops the folder's lock
             self.dir_fd = None
-
-
-def _flock(fd: int, deadline: float, *, optional: bool = False) -> bool:
-    """Take an exclusive flock, retrying until `deadline`; False when another holds it.
-    With `optional`, a file system that cannot lock this (EBADF, ENOLCK, EOPNOTSUPP on some
-    network file systems) counts as taken."""
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except OSError as exc:
-            if exc.errno not in BUSY:
-                if optional:
-                    return True
-                raise
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.02)
 
 
 def watcher_alive(root: Path) -> bool:

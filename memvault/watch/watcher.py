@@ -14,11 +14,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from memvault.errors import GitError, MemvaultError
-from memvault.fsio import atomic_write
+from memvault.errors import MemvaultError
 from memvault.parsed import ParsedVault
 from memvault.watch.debounce import DEFAULT_DEBOUNCE, DEFAULT_MAX_DELAY, Coalescer
 from memvault.watch.logsink import LogSink
@@ -29,17 +27,14 @@ from memvault.watch.state import (
     WatchLock,
     WatchRecord,
     now_iso,
-    record_text,
-    status_path,
 )
 from memvault.watch.sync import Stat, SyncResult, disk_state, indexed_counts, sync
-from memvault.watch.verify import ContentCheck
+from memvault.watch.threads import Committer, RecordWriter, Scanner
 
 DEFAULTS = {"debounce_ms": DEFAULT_DEBOUNCE * 1000, "max_delay_ms": DEFAULT_MAX_DELAY * 1000,
             "reconcile_seconds": 15.0, "commit_quiet_seconds": 10.0}
 RECORD_EVERY = 0.25  # seconds: at most this often the status record is rewritten while busy
 RETRY_SECONDS = 1.0  # a failed update is tried again after this long
-LOCK_RETRY_SECONDS = 10.0  # a commit that met a live git lock is tried again after this long
 # Polling sees no same-size edit that keeps its mtime; only the reconcile's hashing does.
 POLLING_RECONCILE = 2.0
 
@@ -144,7 +139,7 @@ class Watcher:
         self._lock.acquire()
         try:
             if self.options.commit:
-                self._committer = Committer(self)
+                self._committer = Committer(self, self.options.commit_quiet)
                 self._committer.check()
             self.record.observer = self._observer.start()  # before the reconcile: no change slips between
             self._recorder.start()
@@ -394,166 +389,8 @@ class Watcher:
         self._recorder.submit(self.record)
 
 
-class RecordWriter:
-    """Writes the status record on its own thread: an fsync must not delay an index update."""
-
-    def __init__(self, root: Path, log: LogSink):
-        self.root = root
-        self.log = log
-        self._cond = threading.Condition()
-        self._text: str | None = None
-        self._stopping = False
-        self._write_lock = threading.Lock()
-        self._thread = threading.Thread(target=self._loop, name="memvault-watch-record", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def submit(self, record: WatchRecord) -> None:
-        text = record_text(record)  # serialised here, so the record may change right after
-        with self._cond:
-            self._text = text
-            self._cond.notify()
-
-    def stop(self) -> None:
-        with self._cond:
-            self._stopping = True
-            self._cond.notify()
-        if self._thread.is_alive():
-            self._thread.join()
-        self._flush()
-
-    def _loop(self) -> None:
-        while True:
-            with self._cond:
-                while self._text is None and not self._stopping:
-                    self._cond.wait()
-                if self._stopping:
-                    return
-            self._flush()
-
-    def write_now(self, record: WatchRecord) -> None:
-        self.submit(record)
-        self._flush()
-
-    def _flush(self) -> None:
-        with self._write_lock:  # taken before the text, so a newer record is never overwritten
-            with self._cond:
-                text, self._text = self._text, None
-            if text is None:
-                return
-            try:
-                atomic_write(status_path(self.root), text)
-            except OSError as exc:
-                self.log("error", f"cannot write the status record: {exc}")
-
-
-class Scanner:
-    """Takes the light reconcile's look at the disk (sizes and mtimes of every file, hashes of a slice) off the
-    worker thread, every `reconcile` seconds, so a save is never queued behind a scan."""
-
-    def __init__(self, watcher: Watcher):
-        self.w = watcher
-        self._stop = threading.Event()
-        self._check = ContentCheck()  # hashes a slice of the files each time
-        self._thread = threading.Thread(target=self._loop, name="memvault-watch-scan", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join()
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.w.reconcile_every()):
-            try:
-                self.w.offer_snapshot(self._check.hash_slice(self.w.root, disk_state(self.w.root)))
-            except Exception as exc:  # never let a scan error end the reconciles
-                self.w.log("error", f"scanning the vault failed: {exc}")
-
-
 def describe(result: SyncResult) -> str:
     """One log line for one batch: which files, and how long it took."""
     paths = result.updated
     names = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
     return f"indexed {names} in {result.seconds * 1000:.0f} ms"
-
-
-class Committer:
-    """Commits vault Markdown after `commit_quiet` seconds without a change."""
-
-    def __init__(self, watcher: Watcher):
-        self.w = watcher
-        self.quiet = watcher.options.commit_quiet
-        self._cond = threading.Condition()
-        self._dirty = True  # whatever was left uncommitted before we started
-        self._last_change = time.monotonic()
-        self._stopping = False
-        self._thread: threading.Thread | None = None
-
-    def check(self) -> None:
-        from memvault.watch.autocommit import repo_prefix
-
-        repo_prefix(self.w.root)  # raises GitError when the vault is not in a git repository
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._loop, name="memvault-commit", daemon=True)
-        self._thread.start()
-
-    def changed(self) -> None:
-        with self._cond:
-            self._dirty = True
-            self._last_change = time.monotonic()
-            self._cond.notify()
-
-    def stop(self) -> None:
-        with self._cond:
-            self._stopping = True
-            self._cond.notify()
-        if self._thread is not None:
-            self._thread.join()
-
-    def _retry_in(self, seconds: float) -> None:
-        with self._cond:
-            self._dirty = True
-            self._last_change = max(self._last_change, time.monotonic() + seconds - self.quiet)
-            self._cond.notify()
-
-    def _loop(self) -> None:
-        while True:
-            with self._cond:
-                while not self._stopping:
-                    wait = self._last_change + self.quiet - time.monotonic()
-                    if self._dirty and wait <= 0:
-                        break
-                    self._cond.wait(wait if self._dirty else None)
-                if self._stopping and not self._dirty:
-                    return
-                self._dirty = False
-                stopping = self._stopping
-            self._commit()
-            if stopping:
-                return
-
-    def _commit(self) -> None:
-        from memvault.watch.autocommit import GitLocked, commit_vault
-
-        try:
-            done = commit_vault(self.w.root, self.w.vault.config, say=lambda m: self.w.log("warning", m))
-        except GitError as exc:
-            locked = isinstance(exc, GitLocked)
-            when = f"in {LOCK_RETRY_SECONDS:g}s" if locked else "after the next change"
-            self.w.record.commit = {"error": str(exc), "at": now_iso()}
-            self.w.record.add_error(f"commit failed: {exc}")
-            self.w.log("error", f"commit failed, will retry {when}: {exc}")
-            self.w.request_record()
-            if locked:  # the lock may go away (or turn stale) without any change of ours
-                self._retry_in(LOCK_RETRY_SECONDS)
-            return
-        if done is not None:
-            subject = done.message.split("\n", 1)[0]
-            self.w.record.commit = {"sha": done.sha, "message": subject, "at": now_iso()}
-            self.w.request_record()
-            self.w.log("commit", f"committed {done.sha[:8]} {subject}", sha=done.sha, paths=list(done.paths))

@@ -17,7 +17,8 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from memvault.entries.parse import H2_RE, META_RE
+from memvault.entries.daily import META_RE
+from memvault.entries.markdown import H2_RE
 from memvault.errors import InputError
 from memvault.textsafety import clean_invisible, first_disallowed, invisible_in, reader_lines
 
@@ -54,7 +55,7 @@ def check_entry_text(text: str) -> str:
 
 def _is_heading(line: str) -> bool:
     """A line the reader (or `check`, MV008) takes for a `#`/`##` heading."""
-    from memvault.check.rules import LOOSE_HEADING_RE
+    from memvault.check.sourcefile import LOOSE_HEADING_RE
 
     if H2_RE.match(line) or TITLE_LINE_RE.match(line):
         return True
@@ -64,7 +65,7 @@ def _is_heading(line: str) -> bool:
 
 def strip_trailing_space(body: str) -> str:
     """Trailing whitespace `check` would warn about (MV104) goes; hard breaks and code keep theirs."""
-    from memvault.check.rules import fence_mask, is_hard_break
+    from memvault.check.sourcefile import fence_mask, is_hard_break
 
     lines = body.split("\n")
     fenced = fence_mask(lines)

@@ -8,9 +8,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memvault.config.core import CONFIG_NAME, local_zone_name
+from memvault.entries.daily import parse_log
 from memvault.entries.model import Event
-from memvault.entries.parse import parse_importance, parse_log
 from memvault.entries.render import render_entry
+from memvault.entries.values import parse_importance
 from memvault.errors import InputError, MemvaultError, NotFoundError
 from memvault.fsio import append_spacing, atomic_write, decode_text, encode_like, locked, rewrite
 from memvault.gitio import fallback_identity, run_git

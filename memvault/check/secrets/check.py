@@ -18,7 +18,8 @@ from memvault.entries.model import Problem
 from memvault.gitio import read_batch
 
 if TYPE_CHECKING:
-    from memvault.check.runner import CheckReport, GitIndex
+    from memvault.check.report import CheckReport
+    from memvault.check.sources import GitIndex
 
 ALLOWED_CODE = "MV500"
 REGULAR_FILE_MODES = {"100644", "100755"}  # not symlinks (120000) or submodules (160000)

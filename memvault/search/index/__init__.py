@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from memvault.parsed import ParsedVault
-from memvault.search.index.core import BACKENDS, Index, Progress, resolve_backend
-from memvault.search.index.engine import FileState, IndexStatus, UpdateReport
-from memvault.search.rank import Hit
+from memvault.search.hits import Hit
+from memvault.search.index.core import BACKENDS, Index, resolve_backend
+from memvault.search.index.engine import FileState, IndexStatus, Progress, UpdateReport
 
 
 def open_index(vault: ParsedVault, backend: str | None = None) -> Index:

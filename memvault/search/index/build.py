@@ -7,43 +7,47 @@ file that the next writer removes (heal.py).
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import shutil
 import sqlite3
 import time
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from memvault.gcpause import no_gc
 from memvault.layout import iter_markdown
 from memvault.parsed import parser_fingerprint
 from memvault.search.index import heal, links, store
-from memvault.search.index.engine import Doc, Engine, UpdateReport
+from memvault.search.index.engine import Doc, Engine, Progress, UpdateReport
+from memvault.search.index.files import file_docs, read_parsed, stored_stat
 from memvault.search.textproc import ANALYZER_VERSION
 
-if TYPE_CHECKING:
-    from memvault.search.index.core import Index, Progress
-
 BATCH = 5000
+
+
+class Index(Protocol):
+    """What a rebuild needs of `core.Index` (a protocol, so this module need not import core,
+    which imports it)."""
+
+    vault: Any
+    dir: Path
+    backend: str
+    db_path: Path
+
+    def _make_engine(self, conn: sqlite3.Connection, directory: Path) -> Engine: ...
+    def _fingerprint(self) -> str: ...
 
 
 def build(index: Index, progress: Progress | None, note: str | None = None) -> UpdateReport:
     """Build the index anew; `note` (why, when the old one was damaged) is kept for status."""
     # 100k events are 100k long-lived objects: the cyclic GC would rescan them over and
     # over while they accumulate (about a tenth of the build's CPU); none of them form cycles.
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with no_gc():
         return _build(index, progress, note)
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _build(index: Index, progress: Progress | None, note: str | None) -> UpdateReport:
-    from memvault.search.index.core import _read, _stored_stat, file_docs
-
     vault = index.vault
     report = UpdateReport()
     paths = list(iter_markdown(vault.root, report.problems))
@@ -65,7 +69,7 @@ def _build(index: Index, progress: Progress | None, note: str | None) -> UpdateR
         counts: Counter[str] | None = None if engine.counts_terms else Counter()
         rowid = 1
         for n, rel in enumerate(paths, 1):
-            got = _read(vault.root, rel, vault.config)
+            got = read_parsed(vault.root, rel, vault.config)
             if progress:
                 progress(n, len(paths))
             if not isinstance(got, tuple):
@@ -79,7 +83,7 @@ def _build(index: Index, progress: Progress | None, note: str | None) -> UpdateR
             docs += file_docs(numbered)
             all_events += numbered
             rowid += len(events)
-            store.put_file(conn, rel, *_stored_stat(state), len(events), problems)
+            store.put_file(conn, rel, *stored_stat(state), len(events), problems)
             if len(rows) >= BATCH:
                 _flush(conn, engine, rows, docs, counts)
         _flush(conn, engine, rows, docs, counts)

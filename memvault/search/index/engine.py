@@ -2,12 +2,13 @@
 
 A backend stores, per event row, five pre-analysed fields (title, body, tags, extra, context; terms
 separated by spaces, see `textproc.analyzed`) and answers a parsed `Query` with
-(rowid, BM25) pairs, best first, scoring the rows a `rank.Plan` selects. Everything else (files,
+(rowid, BM25) pairs, best first, scoring the rows a `plan.Plan` selects. Everything else (files,
 events, links, term statistics, ranking) is shared.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -15,10 +16,11 @@ from typing import Any, NamedTuple, Protocol
 
 from memvault.entries.model import Problem
 from memvault.entries.render import iso
-from memvault.search.rank import Plan
+from memvault.search.plan import Plan
 from memvault.search.textproc import Query
 
 Doc = tuple[int, tuple[str, str, str, str, str]]
+Progress = Callable[[int, int], None]  # (files done, files in all)
 
 
 class Engine(Protocol):

@@ -27,18 +27,34 @@ import re
 import shutil
 import sqlite3
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from memvault import derived_db
-
-if TYPE_CHECKING:
-    from memvault.search.index.core import Index
+from memvault.search.index.files import inode
 
 LEFTOVER_RE = re.compile(r"\.(sqlite|whoosh)\.(?:db\.tmp|tmp|old)(\d+)")
 P = ParamSpec("P")
 R = TypeVar("R")
+
+
+class Index(Protocol):
+    """What healing needs of `core.Index` (a protocol, so this module need not import core,
+    which imports it)."""
+
+    dir: Path
+    backend: str
+    db_path: Path
+    _inode: int | None  # of the store file when it was opened
+
+    def _reset(self) -> None: ...
+    def _writer(self) -> AbstractContextManager[None]: ...
+    def _rebuild_locked(self, progress: Any, reason: str) -> Any: ...
+
+
+IndexT = TypeVar("IndexT", bound=Index)  # the concrete index class the decorated method belongs to
 
 
 def stamp_path(index: Index) -> Path:
@@ -140,11 +156,11 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def healing(method: Callable[Concatenate[Index, P], R]) -> Callable[Concatenate[Index, P], R]:
+def healing(method: Callable[Concatenate[IndexT, P], R]) -> Callable[Concatenate[IndexT, P], R]:
     """A read of the index that meets damage rebuilds it and is tried once more."""
 
     @functools.wraps(method)
-    def wrapper(index: Index, *args: P.args, **kwargs: P.kwargs) -> R:
+    def wrapper(index: IndexT, *args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return method(index, *args, **kwargs)
         except Exception as exc:
@@ -170,14 +186,8 @@ def rebuild_after(index: Index, exc: BaseException) -> bool:
     bad = index._inode
     index._reset()
     with index._writer():
-        if bad is None or _inode(index.db_path) == bad:
+        if bad is None or inode(index.db_path) == bad:
             index._rebuild_locked(None, reason)
             written(index)
     return True
 
-
-def _inode(path: Path) -> int | None:
-    try:
-        return os.stat(path).st_ino
-    except OSError:
-        return None

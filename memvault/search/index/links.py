@@ -17,6 +17,7 @@ import sqlite3
 from collections.abc import Iterable
 
 from memvault.config.core import Config
+from memvault.entries.markdown import link_parts
 from memvault.entries.model import Event
 from memvault.entries.timeline import DATE_RE, ID_SPACE_RE, LINK_RE, EventIndex, Timeline, sort_key
 from memvault.search.index import store
@@ -42,9 +43,7 @@ def ref_scopes(ref: str, src: Event) -> set[str]:
         return scopes
     link = LINK_RE.match(ref)
     if link:
-        page, _, anchor = link[1].partition("#")
-        page = page.strip().rsplit("/", 1)[-1].removesuffix(".md")
-        anchor = anchor.strip()
+        page, anchor = link_parts(link[1])
         scopes.add(f"block:{anchor[1:]}" if anchor.startswith("^") else f"day:{page}")
         return scopes
     if ref.startswith("^"):

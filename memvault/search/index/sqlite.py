@@ -7,7 +7,7 @@ exactly there (every character of a term is a letter or digit, a token character
 its terms are ours. Its `bm25()` with per-column weights gives the relevance.
 
 A sixth column, `every`, holds all five fields again, with weight 0. It lets a query plan
-(`rank.plan_query`) select rows by some words and still score all of them:
+(`plan.plan_query`) select rows by some words and still score all of them:
 `{every} : ("rare1" OR "rare2") AND ("rare1" OR "rare2" OR "common")` matches the rows of the
 rare words; bm25() adds nothing for the `every` phrases (weight 0) and scores every query
 word once, each row exactly as the plain OR query does (`every` doubles each row's length
@@ -22,7 +22,7 @@ from __future__ import annotations
 import sqlite3
 
 from memvault.search.index.engine import Doc
-from memvault.search.rank import EXHAUSTIVE, Plan
+from memvault.search.plan import EXHAUSTIVE, Plan
 from memvault.search.textproc import Query
 
 COLUMNS = ("title", "body", "tags", "extra", "context")

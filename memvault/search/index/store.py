@@ -12,7 +12,7 @@ the same database, or a whoosh directory). Tables:
   which ids/days/blocks its resolution depends on (see `links.py`).
 - `terms`: per index term, how many events hold it in any text field (its document frequency),
   and under the empty term the number of events. Search plans a query with it (which words are
-  rare enough to select the rows BM25 scores, see `rank.plan_query`); it is kept exact by
+  rare enough to select the rows BM25 scores, see `plan.plan_query`); it is kept exact by
   every update.
 """
 
@@ -160,7 +160,7 @@ def insert_events(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None
 
 
 class Head(NamedTuple):
-    """What ranking reads of an event besides its relevance (see `rank.score_ceiling`)."""
+    """What ranking reads of an event besides its relevance (see `weights.score_ceiling`)."""
 
     id: str
     timestamp: datetime | None
@@ -292,3 +292,18 @@ def term_docs(conn: sqlite3.Connection, terms: Iterable[str]) -> tuple[dict[str,
         got.update(conn.execute(f"SELECT term, docs FROM terms WHERE term IN ({marks})", chunk))
     n = got.pop(DOCS_KEY, 0)
     return got, n
+
+
+def events_of_files(conn: sqlite3.Connection, files: list[str]) -> list[tuple[int, Event]]:
+    """(rowid, event) of every stored entry of `files`."""
+    out: list[tuple[int, Event]] = []
+    for chunk, marks in in_chunks(files):
+        out += load_events(conn, f"file IN ({marks})", tuple(chunk))
+    return out
+
+
+def delete_files(conn: sqlite3.Connection, files: list[str]) -> None:
+    """Forget `files` and their entries (the text engine's documents are the caller's)."""
+    for chunk, marks in in_chunks(files):
+        conn.execute(f"DELETE FROM events WHERE file IN ({marks})", chunk)
+        conn.execute(f"DELETE FROM files WHERE path IN ({marks})", chunk)

@@ -26,7 +26,7 @@ from memvault.derived_db import Damaged
 from memvault.errors import ConfigError, MemvaultError
 from memvault.fsio import atomic_write
 from memvault.search.index.engine import Doc
-from memvault.search.rank import EXHAUSTIVE, Plan
+from memvault.search.plan import EXHAUSTIVE, Plan
 from memvault.search.textproc import Query
 
 FIELDS = ("title", "body", "tags", "extra", "context")

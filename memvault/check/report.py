@@ -1,0 +1,43 @@
+"""What a check found: the files it judged and their problems, for people and for --json."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from memvault.entries.model import Problem
+
+
+@dataclass
+class CheckReport:
+    mode: str  # "vault", "paths" or "staged"
+    files: list[str]
+    problems: list[Problem]
+    context_files: int = 0
+    fixed: dict[str, list[str]] = field(default_factory=dict)
+    secrets_only: int = 0  # of `files`: staged files that are not memory, scanned for secrets only
+
+    @property
+    def errors(self) -> int:
+        return sum(p.severity == "error" for p in self.problems)
+
+    @property
+    def warnings(self) -> int:
+        return sum(p.severity == "warning" for p in self.problems)
+
+    @property
+    def infos(self) -> int:
+        return sum(p.severity == "info" for p in self.problems)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "files_checked": len(self.files),
+            "context_files": self.context_files,
+            "secrets_only": self.secrets_only,
+            "errors": self.errors,
+            "warnings": self.warnings,
+            "infos": self.infos,
+            "fixed": self.fixed,
+            "problems": [p.to_dict() for p in self.problems],
+        }

@@ -1,0 +1,81 @@
+"""An entry's revisions in git: the first-parent commits where its text changed."""
+
+from __future__ import annotations
+
+import re
+from datetime import tzinfo
+from typing import Any
+
+from memvault.entries.render import iso
+from memvault.history.gitrepo import Commit, GitRepo
+from memvault.history.snapshot import SnapshotLoader, entry_text
+
+
+def revisions(repo: GitRepo, loader: SnapshotLoader, event_id: str, file: str, tz: tzinfo) -> list[dict[str, Any]]:
+    """Commits (first parent, oldest first) where the entry's text changed, plus the
+    working tree when it differs from the last commit."""
+    state: dict[str, str] = {}
+    out: list[dict[str, Any]] = []
+    previous: tuple[str, str] | None = None  # (file, text)
+    for commit, touched in repo.file_log(_pathspecs(file)):
+        for path, blob in touched.items():
+            if blob is None:
+                state.pop(path, None)
+            else:
+                state[path] = blob
+        current = _find(event_id, loader.versions(state), loader.text)
+        _note_change(out, previous, current, commit, tz)
+        previous = current
+    on_disk = loader.worktree_files(sorted(set(state) | {file}))
+    current = _find(event_id, on_disk, loader.text)
+    _note_change(out, previous, current, None, tz)
+    return out
+
+
+def _pathspecs(file: str) -> list[str]:
+    """The entry's file and any daily log of the same date elsewhere (files get moved)."""
+    name = file.rsplit("/", 1)[-1]
+    if file == "MEMORY.md" or not file.startswith("memory/"):
+        return [file]
+    return [file, f":(glob)memory/**/{name}"]
+
+
+def _find(event_id: str, versions: dict[str, Any], text_of: Any) -> tuple[str, str] | None:
+    """(file, entry text) of the first entry with `event_id` among file versions."""
+    for path in sorted(versions):
+        for ev in versions[path].events:
+            if ev.id == event_id:
+                return path, entry_text(text_of(versions[path]), ev)
+    return None
+
+
+def _note_change(out: list[dict[str, Any]], before: tuple[str, str] | None, after: tuple[str, str] | None,
+                 commit: Commit | None, tz: tzinfo) -> None:
+    if before == after:
+        return
+    if before is None:
+        change = "added"
+    elif after is None:
+        change = "deleted"
+    elif before[1] == after[1]:
+        change = "moved"
+    else:
+        change = "edited"
+    out.append({
+        "commit": commit.sha if commit else None,
+        "date": iso(commit.date.astimezone(tz)) if commit else None,
+        "change": change if commit else f"{change} (uncommitted)",
+        "file": (after or before)[0],  # type: ignore[index]
+        "old": before[1] if before else None,
+        "new": after[1] if after else None,
+    })
+
+
+def files_for_id(repo: GitRepo, event_id: str) -> list[str]:
+    """Where a deleted entry may have lived: its date's log, else files whose text had the id."""
+    m = re.match(r"^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}(?:-\d+)?$", event_id)
+    if m:
+        return [f"memory/{m[1]}.md"]
+    out = repo.run("log", "--first-parent", "-m", "--format=", "--name-only", f"-S{event_id}", "HEAD", "--", "MEMORY.md", "memory", check=False)
+    names = [repo._relative(n) for n in out.split("\n") if n.strip()]
+    return list(dict.fromkeys(names))
