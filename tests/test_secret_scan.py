@@ -125,3 +125,12 @@ def test_passwords_stated_in_prose():
     for text in ("the password is stored in 1Password", "password is changed monthly",
                  "the token is rotated every 90 days", "Password is not required"):
         assert not find_secrets(text), text
+
+
+def test_the_finding_message_reads_as_english():
+    from memvault.check.secrets.scan import find_secrets
+
+    url = find_secrets("postgres://user:pw4x@db.internal/x")
+    aws = find_secrets("key AKIAZ3X5Q7W9E2R4T6Y8 here")
+    assert url and url[0].message().startswith("looks like credentials in a URL;")
+    assert aws and aws[0].message().startswith("looks like an AWS access key id;")

@@ -64,8 +64,8 @@ class SecretFinding:
     allowed: bool = False  # on a line marked `memvault: allow-secret`
 
     def message(self) -> str:
-        article = "an" if self.kind[:1].lower() in "aeiou" else "a"
-        return f"looks like {article} {self.kind}; secrets must not be stored in memory (value not shown)"
+        article = "" if self.kind.startswith("credentials") else "an " if self.kind[:1].lower() in "aeiou" else "a "
+        return f"looks like {article}{self.kind}; secrets must not be stored in memory (value not shown)"
 
 
 Hit = tuple[int, int, str, str]  # (start, end, kind, code) in the scanned text
