@@ -71,6 +71,19 @@ def squatter(path: Path) -> str | None:
     return "a directory" if stat.S_ISDIR(mode) else "a special file"
 
 
+def clear_folder(path: Path) -> None:
+    """Make room for a derived folder: anything else standing at `path` (a file, a link) is
+    memvault's own derived state gone wrong, so it is removed, and said."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        return
+    _remove(path)
+    log.warning("removed %s: it stood where memvault's folder of derived state belongs; rebuilding", path)
+
+
 def _remove(path: Path) -> None:
     try:
         st = os.lstat(path)

@@ -284,3 +284,22 @@ def test_recorded_time_cache_damage_is_healed(history, runner, damage):
     assert recorded_rows(cache) > 0  # the recorded index was built again and kept
     again = run(runner, *ask)
     assert answer(again.stdout) == want and again.stderr == ""
+
+
+@pytest.mark.parametrize("where", [".memvault/index", ".memvault"])
+def test_a_file_where_a_derived_folder_belongs_is_removed_and_said(tmp_path, where):
+    from click.testing import CliRunner
+
+    from memvault.cli import cli
+
+    root = tmp_path / "v"
+    (root / "memory").mkdir(parents=True)
+    (root / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n')
+    (root / "memory" / "2026-02-21.md").write_text("# 2026-02-21\n\n## 09:00 - Observation\nquokka sighting\n")
+    (root / where).parent.mkdir(parents=True, exist_ok=True)
+    (root / where).write_text("not a folder")
+    result = CliRunner().invoke(cli, ["--vault", str(root), "search", "quokka"])
+    assert result.exit_code == 0, result.output
+    assert "quokka" in result.stdout
+    assert "stood where memvault's folder of derived state belongs" in result.stderr
+    assert (root / where).is_dir()

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memvault import derived_db
 from memvault.entries.model import Event, Problem
 from memvault.errors import ConfigError, InputError
 from memvault.fsio import locked
@@ -59,6 +60,8 @@ class Index:
         self.dir: Path = vault.derived / "index"
         self.db_path = self.dir / f"{self.backend}.db"
         self.lock_path = self.dir / "write.lock"
+        for folder in (vault.derived, self.dir):
+            derived_db.clear_folder(folder)
         self.weights = Weights.from_config(vault.config)
         self.settings = vault.config.section("index", INDEX_DEFAULTS)
         self._conn: sqlite3.Connection | None = None
