@@ -298,6 +298,12 @@ def test_a_file_where_a_derived_folder_belongs_is_removed_and_said(tmp_path, whe
     (root / "memory" / "2026-02-21.md").write_text("# 2026-02-21\n\n## 09:00 - Observation\nquokka sighting\n")
     (root / where).parent.mkdir(parents=True, exist_ok=True)
     (root / where).write_text("not a folder")
+    if where == ".memvault":  # log writes its lock there
+        logged = CliRunner().invoke(cli, ["--vault", str(root), "log", "--at", "2026-02-21 10:00", "wombat"])
+        assert logged.exit_code == 0, logged.output
+        assert "stood where memvault's folder of derived state belongs" in logged.stderr
+        (root / where).rename(root / "gone")
+        (root / where).write_text("not a folder")
     result = CliRunner().invoke(cli, ["--vault", str(root), "search", "quokka"])
     assert result.exit_code == 0, result.output
     assert "quokka" in result.stdout

@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memvault import derived_db
 from memvault.config.core import CONFIG_NAME, local_zone_name
 from memvault.entries.daily import parse_log
 from memvault.entries.model import Event
@@ -126,6 +127,7 @@ def log_entry(
         done[:] = [(text, line)]
         return data
 
+    derived_db.clear_folder(vault.derived)  # a file there is derived state gone wrong
     with locked(vault.lock_path, what=rel):
         rewrite(path, add, attempts=WRITE_ATTEMPTS, what=rel)
     new_text, line = done[0]
