@@ -22,7 +22,7 @@ QUERIES = ["alpha bravo", "charlie", '"delta echo"', "golf-hotel", "type:belief 
 def stored_search(vault: Vault) -> StoredSearch:
     past = vault.past
     assert past.recorded_index is not None
-    search = past._stored_search(past.recorded_index)
+    search = past.stored_search(past.recorded_index)
     assert isinstance(search, StoredSearch)
     return search
 

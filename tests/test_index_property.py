@@ -106,7 +106,7 @@ def check(index, root: Path) -> None:
 
 def check_text(index) -> None:
     """The text engine finds exactly the documents holding each word: no stale postings."""
-    conn, engine = index._open()
+    conn, engine = index.reader()
     docs = docs_by_file(store.load_events(conn))
     for word in WORDS:
         q = parse_query(word)
@@ -116,7 +116,7 @@ def check_text(index) -> None:
 
 def check_terms(index) -> None:
     """The document frequencies search plans with stay those of the indexed documents."""
-    conn, _ = index._open()
+    conn, _ = index.reader()
     docs = docs_by_file(store.load_events(conn))
     expected = {t: n for t, n in store.count_terms(docs).items() if n}
     assert dict(conn.execute("SELECT term, docs FROM terms").fetchall()) == expected

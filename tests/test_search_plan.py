@@ -97,10 +97,10 @@ def test_selected_rows_keep_their_exhaustive_score(vault_dir):
     vault = cutoff_vault(vault_dir)
     with open_index(vault) as index:
         index.update()
-        conn, engine = index._open()
+        conn, engine = index.reader()
         for text in ("apple zebra", "apple zebra ADR-016", "apple pie zebra"):
             q = parse_query(text)
-            chosen = index._plan(conn, q)
+            chosen = index.plan(q)
             assert not chosen.exhaustive
             everything = dict(engine.search(q, 1000))
             selected = dict(engine.search(q, 1000, chosen))
@@ -117,9 +117,9 @@ def test_common_words_together_keep_their_exhaustive_score(vault_dir):
         write_log(vault.root, day, *[entry(f"{h:02d}:00", "Observation", f"{text} {h}") for h in range(8, 23)])
     with open_index(vault) as index:
         index.update()
-        conn, engine = index._open()
+        conn, engine = index.reader()
         q = parse_query("alpha beta gamma delta")
-        chosen = index._plan(conn, q)
+        chosen = index.plan(q)
         assert chosen == Plan(("beta", "alpha"), every=True)  # the rest only adds to scores
         selected = dict(engine.search(q, 1000, chosen))
         everything = dict(engine.search(q, 1000))
@@ -202,7 +202,7 @@ def test_term_counts_follow_updates(vault_dir, backend):
 
 
 def assert_term_counts(index) -> None:
-    conn, _ = index._open()
+    conn, _ = index.reader()
     docs = docs_by_file(store.load_events(conn))
     expected = {t: n for t, n in store.count_terms(docs).items() if n}
     assert dict(conn.execute("SELECT term, docs FROM terms").fetchall()) == expected

@@ -214,11 +214,11 @@ def test_common_words_load_only_files_that_could_win(tmp_path: Path):
 
 
 def test_overlapping_search_words_are_still_counted(tmp_path: Path):
-    from memvault.check.sources import _overlap
+    from memvault.check.sources import overlap
 
-    assert _overlap(["part", "partner"])  # "party" searches as "part": git grep -o would hide one
-    assert _overlap(["updat", "update"]) and _overlap(["x-id", "idle"])
-    assert not _overlap(["bench-unique-id", "dakafi", "rivi"])  # only mid-word overlaps
+    assert overlap(["part", "partner"])  # "party" searches as "part": git grep -o would hide one
+    assert overlap(["updat", "update"]) and overlap(["x-id", "idle"])
+    assert not overlap(["bench-unique-id", "dakafi", "rivi"])  # only mid-word overlaps
     files = {**_noise(5, "A parrot called"),
              "memory/2026-02-14.md": "# 2026-02-14\n\n## 14:30 - Decision\nThe party partner booked the hall\n"}
     repo = git_repo(tmp_path / "v", files)

@@ -65,7 +65,7 @@ def _contains(texts: dict[str, bytes | None], needles: set[str]) -> dict[str, se
     return out
 
 
-def _overlap(needles: list[str]) -> bool:
+def overlap(needles: list[str]) -> bool:
     """Could `git grep -o` hide a needle where it matters?
 
     It prints the leftmost-longest match and resumes after it, so needle `b` is lost where
@@ -152,7 +152,7 @@ class GitIndex:
         pattern_args = [arg for n in wanted for arg in ("-e", n)]
         spec = ["--", MEMORY_FILE, "memory"]
         found: dict[str, set[str]] = {}
-        if _overlap(wanted):  # `-o` could hide one of two overlapping needles: read the files
+        if overlap(wanted):  # `-o` could hide one of two overlapping needles: read the files
             out = self._git("grep", "-l", "-z", "-i", "-F", *pattern_args, *spec, ok=(0, 1))
             listed = [p for p in out.split("\0") if p and p not in self.dirty]
             found = _contains(self.read(listed), needles)

@@ -258,7 +258,7 @@ class History:
         c = index.position(commit.sha) if index is not None else None
         if index is not None and c is not None:
             present = index.present(c)
-            search: StateSearch | None = self._stored_search(index)
+            search: StateSearch | None = self.stored_search(index)
             keys = [(path, index.keys[vid][1]) for path, vid in present.items()]
             if search is not None:
                 state: list[tuple[tuple[str, str], list[Event] | None]] = [(key, None) for key in keys]
@@ -285,7 +285,7 @@ class History:
             return []
         return [tl.to_dict(tl.by_id[h.id], at) | parts(h) for h in hits]
 
-    def _stored_search(self, index: RecordedIndex) -> StoredSearch | None:
+    def stored_search(self, index: RecordedIndex) -> StoredSearch | None:
         """Recorded QUERY's postings from disk (asof_postings), analysing the versions not
         stored yet; None when the cache cannot be written (the in-memory search is used)."""
         if self._stored is _UNSET:

@@ -364,6 +364,15 @@ class Index:
     def _plan(self, conn: sqlite3.Connection, q: Query) -> Plan:
         return plan_for(conn, q, self.weights)
 
+    def reader(self) -> tuple[sqlite3.Connection, Engine]:
+        """The read connection and text engine searches use (opened on first use; replaced
+        when another process renames a rebuilt index into place)."""
+        return self._open()
+
+    def plan(self, q: Query) -> Plan:
+        """Which entries a search for `q` may skip without changing its top hits (search.md)."""
+        return self._plan(self._open()[0], q)
+
     def status(self) -> IndexStatus:
         reason = self.stale_reason()
         exists = self.db_path.exists() and reason != "no index yet"
