@@ -70,3 +70,15 @@ def plain_vault(root: Path, zone: str = "UTC") -> Path:
     (root / "memvault.toml").write_text(f'[vault]\ntimezone = "{zone}"\n')
     (root / "memory" / "2026-02-21.md").write_text("# 2026-02-21\n\n## 09:00 - Belief\nUser likes tea\n")
     return root
+
+
+@pytest.fixture
+def week(vault_dir: Path) -> Path:
+    """A week of daily logs written for curate (tests/data/curate_week)."""
+    return copy_vault("curate_week", vault_dir)
+
+
+@pytest.fixture
+def over(vault_dir: Path) -> Path:
+    """A vault whose MEMORY.md is over its budget (tests/data/curate_budget)."""
+    return copy_vault("curate_budget", vault_dir)

@@ -21,7 +21,7 @@ from memvault.search import access
 from memvault.vault import Vault
 from memvault.write.log import log_entry
 
-from .conftest import DATA, copy_vault, plain_vault
+from .conftest import DATA, plain_vault
 
 AT = "2026-02-22 12:00"
 TOOLS = DATA / "curate_tools"
@@ -34,16 +34,6 @@ def curate(runner, *args, input=None):
 
 def snapshot(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-@pytest.fixture
-def week(vault_dir: Path) -> Path:
-    return copy_vault("curate_week", vault_dir)
-
-
-@pytest.fixture
-def over(vault_dir: Path) -> Path:
-    return copy_vault("curate_budget", vault_dir)
 
 
 # --------------------------------------------------------------------------- a week

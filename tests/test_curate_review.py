@@ -25,16 +25,6 @@ def review(root: Path) -> Review:
     return Review(vault, plan_curation(vault, at=parse_time(AT, vault.config.tz, day_end=True)))
 
 
-@pytest.fixture
-def week(vault_dir: Path) -> Path:
-    return copy_vault("curate_week", vault_dir)
-
-
-@pytest.fixture
-def over(vault_dir: Path) -> Path:
-    return copy_vault("curate_budget", vault_dir)
-
-
 def keys(r: Review) -> list[str]:
     """Accept every step, noting each proposal's key and kind."""
     seen = []

@@ -24,7 +24,6 @@ from memvault.curate.promote import apply, plan_curation
 from memvault.errors import InputError
 from memvault.vault import Vault
 
-from .conftest import copy_vault
 from .helpers_check import commit, git, git_repo, run_memvault
 from .helpers_secrets import expand
 
@@ -191,11 +190,6 @@ import json, os, sys
 data = json.load(sys.stdin)
 print(json.dumps({"bullets": [{"key": c["key"], "text": os.environ["FAKE_TEXT"]} for c in data["candidates"][:1]]}))
 """
-
-
-@pytest.fixture
-def week(vault_dir: Path) -> Path:
-    return copy_vault("curate_week", vault_dir)
 
 
 @pytest.mark.parametrize("text", [
