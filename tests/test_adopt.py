@@ -133,6 +133,14 @@ def test_a_folder_with_memvault_toml_is_refused_untouched(tmp_path: Path, runner
     assert snapshot(ws) == before and not (ws / ".git").exists()
 
 
+def test_a_bad_timezone_is_refused_before_anything_is_written(tmp_path: Path, runner):
+    ws = make_workspace(tmp_path / "ws")
+    before = snapshot(ws)
+    result, _ = adopt(runner, str(ws), "--timezone", "Mars/Olympus")
+    assert result.exit_code == 1 and "Mars/Olympus" in result.output
+    assert snapshot(ws) == before and not (ws / ".git").exists()
+
+
 def test_a_folder_without_memory_is_refused(tmp_path: Path, runner):
     empty = tmp_path / "empty"
     (empty / "docs").mkdir(parents=True)

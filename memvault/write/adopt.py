@@ -22,7 +22,7 @@ from pathlib import Path
 
 from memvault.check import hook as githook
 from memvault.check.runner import check_vault
-from memvault.config.core import CONFIG_NAME, Config, local_zone_name
+from memvault.config.core import CONFIG_NAME, Config, local_zone_name, parse_toml
 from memvault.entries.model import Problem
 from memvault.errors import MemvaultError, NotFoundError
 from memvault.fsio import DERIVED_DIR, atomic_write, rewrite
@@ -45,9 +45,11 @@ def adopt_vault(target: Path, *, timezone: str | None = None, git: bool = True, 
     root = Path(target).expanduser().resolve()
     _refuse_unless_memory(root)
     config_path = root / CONFIG_NAME
-    _write_config(config_path, timezone or local_zone_name())
+    text = config_text(timezone or local_zone_name())
+    config = Config.from_dict(parse_toml(text, CONFIG_NAME), config_path)  # a bad --timezone fails here
     repo, state = _git(root) if git else (None, "none")
-    vault = ParsedVault(root, Config.load(config_path))
+    _write_config(config_path, text)
+    vault = ParsedVault(root, config)
     problems = check_vault(vault).problems
     report = AdoptReport(root, config_path, state, files_by_kind(vault.files), entry_counts(vault.events),
                          problems_by_code(problems), repo=repo)
@@ -84,8 +86,8 @@ def config_text(zone: str, judge: str = "changed-lines") -> str:
     return text.replace('judge = "all"', f'judge = "{judge}"', 1)
 
 
-def _write_config(path: Path, zone: str) -> None:
-    data = config_text(zone).encode("utf-8")
+def _write_config(path: Path, text: str) -> None:
+    data = text.encode("utf-8")
 
     def create(raw: bytes | None) -> bytes:
         if raw is not None:  # made by someone else since the look above
