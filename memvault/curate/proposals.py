@@ -46,6 +46,9 @@ def link_for(ev: Event, tl: Timeline) -> str:
     in one day the alias names the exact entry (memvault resolves the alias first).
     """
     page = page_of(ev.file)
+    if ev.is_note:  # a section's parts share its heading: the alias names the note
+        title = ev.title if ev.title and not HEADING_BREAKERS & set(ev.title) else ""
+        return f"[[{page}#{title}|{ev.id}]]" if title else f"[[{page}|{ev.id}]]"
     if HEADING_BREAKERS & set(ev.heading):
         return f"[[{page}|{ev.id}]]"
     norm = " ".join(ev.heading.replace(":", " ").lower().split())
