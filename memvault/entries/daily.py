@@ -10,7 +10,6 @@ rest of the file still parses. `docs/format.md` is the normative description of 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 from typing import Any
 
@@ -62,14 +61,7 @@ def log_date(name: str) -> date | None:
     return day if day_in_range(day) else None
 
 
-@dataclass
-class _Head:
-    """A heading line: where, its level and text, and (level 2) the entry it starts."""
-
-    index: int
-    level: int
-    text: str
-    entry: re.Match[str] | None = None
+Head = tuple[int, int, str]  # a heading line: its index, level and text
 
 
 def parse_log(
@@ -86,9 +78,8 @@ def parse_log(
     file: its first commit or mtime)."""
     result = ParsedFile(path=path, kind="log")
     naming = log_name(path)
-    name = path.rsplit("/", 1)[-1]
     problems = result.problems
-    if naming.day is None and DATE_SHAPED_RE.match(name):
+    if naming.day is None and DATE_SHAPED_RE.match(name := path.rsplit("/", 1)[-1]):
         problems.append(Problem(
             path, 1, f"the file name {name!r} is not a real date (YYYY-MM-DD, from {RANGE_TEXT}); "
             "its text is read as notes dated otherwise", code="MV001"))
@@ -97,62 +88,75 @@ def parse_log(
     result.frontmatter = fm
     defaults = file_defaults(fm, path, problems)
     heads, in_fence = _scan(lines, start)
-    title = heads[0] if heads and heads[0].level == 1 else None
+    title = heads[0] if heads and heads[0][1] == 1 else None
     if title is not None:
         heads = heads[1:]
-        result.title = title.text
-    day = naming.day or _fm_date(fm) or (_title_date(title.text) if title else None) or file_date
+        result.title = title[2]
+    day = naming.day or _fm_date(fm) or (_title_date(title[2]) if title else None) or file_date
     result.date = day
-    if title is not None and day is not None:
-        said = _title_date(title.text)
-        if said is not None and said != day:
-            problems.append(Problem(
-                path, title.index + 1, f"title '# {title.text}' does not match the file's date {day.isoformat()}",
-                "warning", "MV002"))
-    types = config.types
-    for h in heads:
-        if h.level == 2:
-            h.entry = _typed(h.text, path, h.index + 1, types, problems, dated=day is not None)
+    if title is not None and day is not None and (said := _title_date(title[2])) is not None and said != day:
+        problems.append(Problem(
+            path, title[0] + 1, f"title '# {title[2]}' does not match the file's date {day.isoformat()}", "warning", "MV002"))
+    matches = _entries(heads, path, config.types, problems, day is not None)
     note_lines, pre = lines, start
     if title is not None:
-        if any(line.strip() for line in lines[start : title.index]):
-            note_lines = lines[:title.index] + [""] + lines[title.index + 1 :]  # the preamble is around it
+        if any(line.strip() for line in lines[start : title[0]]):
+            note_lines = lines[: title[0]] + [""] + lines[title[0] + 1 :]  # the preamble is around it
         else:
-            pre = title.index + 1
+            pre = title[0] + 1
     notes = NoteFile(path, naming.key, day, config.tz, note_lines, in_fence, defaults, problems)
     typed = _EntryFile(path, day, naming.canonical, naming.key, config, defaults, problems, lines, in_fence)
     events = result.events
-    events += notes.notes(Section(None, "", (), pre, heads[0].index if heads else len(lines), None, True))
-    _walk(heads, len(lines), notes, typed, events)
+    events += notes.notes(Section(None, "", (), pre, heads[0][0] if heads else len(lines), None, True))
+    _walk(heads, matches, len(lines), notes, typed, events)
     return result
 
 
-def _walk(heads: list[_Head], n: int, notes: NoteFile, typed: _EntryFile, events: list[Event]) -> None:
+def _entries(heads: list[Head], path: str, types: tuple[str, ...], problems: list[Problem],
+             dated: bool) -> list[re.Match[str] | None]:
+    """Per heading, the match of the entry it starts (level 2 only), else None."""
+    out: list[re.Match[str] | None] = [None] * len(heads)
+    for j, (i, level, text) in enumerate(heads):
+        if level != 2:
+            continue
+        m = ENTRY_RE.match(text)
+        # The common case in full (a known type, a real time, a dated file); the rest says why not.
+        if m is not None and dated and m["type"].lower() in types and int(m["h"]) < 24 and int(m["m"]) < 60 \
+                and (m["s"] is None or int(m["s"]) < 60):
+            out[j] = m
+        else:
+            out[j] = _typed(text, path, i + 1, types, problems, dated=dated)
+    return out
+
+
+def _walk(heads: list[Head], matches: list[re.Match[str] | None], n: int, notes: NoteFile,
+          typed: _EntryFile, events: list[Event]) -> None:
     """Entries and sections in file order: an entry owns its deeper headings; a section runs
     to the next heading and carries the path of the headings above it."""
     stack: list[tuple[int, str, tuple[int, int, int] | None]] = []  # open headings: level, text, time
-    j = 0
-    while j < len(heads):
-        h = heads[j]
-        if h.entry is not None:
+    j, count = 0, len(heads)
+    while j < count:
+        index, level, text = heads[j]
+        m = matches[j]
+        if m is not None:
             k = j + 1
-            while k < len(heads) and heads[k].level > 2:
+            while k < count and heads[k][1] > 2:
                 k += 1
-            event = typed.entry(h.entry, h.index, heads[k].index if k < len(heads) else n)
-            events.append(event)
-            while stack and stack[-1][0] >= 2:
-                stack.pop()
+            events.append(typed.entry(m, index, heads[k][0] if k < count else n))
+            if stack:
+                while stack and stack[-1][0] >= 2:
+                    stack.pop()
             j = k
             continue
-        while stack and stack[-1][0] >= h.level:
+        while stack and stack[-1][0] >= level:
             stack.pop()
-        text = _unclosed(h.text)
+        text = _unclosed(text)
         clock = lead_clock(text) or (stack[-1][2] if stack else None)
-        stack.append((h.level, text, clock))
-        after = heads[j + 1] if j + 1 < len(heads) else None
-        leaf = after is None or after.level <= h.level or after.entry is not None
-        end = after.index if after is not None else n
-        events += notes.notes(Section(h.index, text, tuple(t for _, t, _ in stack), h.index + 1, end, clock, leaf))
+        stack.append((level, text, clock))
+        after = heads[j + 1] if j + 1 < count else None
+        leaf = after is None or after[1] <= level or matches[j + 1] is not None
+        section = Section(index, text, tuple(t for _, t, _ in stack), index + 1, after[0] if after else n, clock, leaf)
+        events += notes.notes(section)
         j += 1
 
 
@@ -164,11 +168,12 @@ def _unclosed(text: str) -> str:
     return bare.rstrip(" \t") if not bare or bare[-1] in " \t" else text
 
 
-def _scan(lines: list[str], start: int) -> tuple[list[_Head], list[bool]]:
+def _scan(lines: list[str], start: int) -> tuple[list[Head], list[bool]]:
     """Every ATX heading outside fenced code, and which lines are fenced code."""
-    heads: list[_Head] = []
+    heads: list[Head] = []
     fence: str | None = None
     in_fence: list[bool] = [False] * len(lines)
+    heading = HEADING_RE.match
     for i in range(start, len(lines)):
         line = lines[i]
         if fence is not None:
@@ -179,9 +184,10 @@ def _scan(lines: list[str], start: int) -> tuple[list[_Head], list[bool]]:
             continue
         first = line[:1]
         if first == "#":
-            h = HEADING_RE.match(line)
+            h = heading(line)
             if h:
-                heads.append(_Head(i, len(h.group(1)), h.group(2) or ""))
+                marks, words = h.groups()
+                heads.append((i, len(marks), words or ""))
             continue
         if first in ("`", "~", " ", "\t"):
             m = FENCE_RE.match(line)
@@ -257,6 +263,7 @@ class _EntryFile:
         self.types = config.types
         self.defaults, self.problems, self.lines, self.in_fence = defaults, problems, lines, in_fence
         self.per_minute: dict[str, int] = {}
+        self.prefix = f"{day.isoformat()}T" if canonical and day is not None else f"{key}@"
 
     def entry(self, m: re.Match[str], idx: int, end: int) -> Event:
         """The entry whose heading (matched by `m`) is line `idx`, running to line `end`."""
@@ -275,15 +282,15 @@ class _EntryFile:
         body_end = end
         while body_end > idx + 1 and not lines[body_end - 1].strip():
             body_end -= 1
-        k, meta_lines = trailing_meta(lines, self.in_fence, idx + 1, body_end)
+        k, meta_lines = (trailing_meta(lines, self.in_fence, idx + 1, body_end)
+                         if ":" in lines[body_end - 1] else (body_end, None))
         start = idx + 1
         while start < k and not lines[start].strip():
             start += 1
         while k > start and not lines[k - 1].strip():
             k -= 1
         content = "\n".join(lines[start:k])
-        clock = f"{hh:02d}:{mm:02d}"
-        minute = f"{day.isoformat()}T{clock}" if self.canonical else f"{self.key}@{clock}"
+        minute = f"{self.prefix}{hh:02d}:{mm:02d}"
         n = self.per_minute[minute] = self.per_minute.get(minute, 0) + 1
         values: dict[str, Any] = {}
         meta_tags: list[str] = []
