@@ -162,6 +162,9 @@ def _proposal(t: Target, tl: Timeline, doc: MemoryDoc, s: Settings, taken: set[s
     days = [e.timestamp.date() for e in t.entries if e.timestamp is not None]
     day = max(days) if days else None
     why = "; ".join(t.reasons)
+    cited = [e.location for e in t.entries if e.is_note]  # a note has no heading of its own to show
+    if cited:
+        why += f"; from {', '.join(cited)}"
     if t.kind == "add":
         # Repeats tend to be worded as repeats ("again", "still"): the first mention is the
         # statement; the last one dates the bullet.

@@ -364,6 +364,7 @@ class Timeline:
             "kind": event.kind,
             "timestamp": iso(event.timestamp),
             "title": event.title,
+            "path": list(event.path),
             "content": event.content,
             "confidence": float(f"{self.confidence(event, when):.6g}"),
             "confidence_0": event.confidence0,
