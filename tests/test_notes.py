@@ -221,7 +221,7 @@ def test_long_sections_split_along_their_blocks():
 
 
 def test_one_long_paragraph_splits_between_its_lines_only():
-    para = "\n".join("Satz nummer %d ist lang genug, um etwas Platz zu brauchen." % i for i in range(20))
+    para = "\n".join(f"Satz nummer {i} ist lang genug, um etwas Platz zu brauchen." for i in range(20))
     events, _ = parse(f"# 2026-02-01\n\n## Prosa\n{para}\n")
     assert len(events) > 1 and "\n".join(e.content for e in events) == para
     single, _ = parse("# 2026-02-01\n\n## Prosa\n" + "x" * (3 * BOUND) + "\n")
