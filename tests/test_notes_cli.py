@@ -133,3 +133,25 @@ def test_check_judges_only_what_was_meant(vault, runner):
     problems = json.loads(result.output)["problems"]
     assert [(p["code"], p["path"], p["line"]) for p in problems] == [("MV003", "memory/2026-02-03.md", 14)]
     assert "vergessen" in [h["content"] for h in as_json(runner, "search", "vergessen")]
+
+
+def test_fix_keeps_the_rest_of_a_dated_title(vault, runner):
+    (vault / DAY).write_text(LOG.replace("# 2026-02-02 - Umzug", "# 2026-02-03 - Umzug"))
+    assert "MV002" in runner.invoke(cli, ["check"]).output
+    run(runner, "check", "--fix")
+    assert (vault / DAY).read_text() == LOG
+
+
+def test_staged_check_finds_the_file_a_derived_id_names(tmp_path):
+    from .helpers_check import git_repo, run_check
+
+    files = {f"memory/2026-01-{d:02d}.md": f"# 2026-01-{d:02d}\n\n## Notizen\nTag {d}\n" for d in range(1, 20)}
+    incident = "# Memory leak\n\n## Root cause\nThe LRU cache had no limit.\n\n## 09:00 - Decision\nCap it at 10k.\n"
+    repo = git_repo(tmp_path / "v", {**files, "memory/2026-02-05-incident.md": incident})
+    new = ("# 2026-02-06\n\n## 10:00 - Correction\nThe cache was fine; the feed parser leaked.\n"
+           "Supersedes: 2026-02-05-incident#root-cause\nReconfirms: 2026-02-05-incident@09:00\n")
+    (repo / "memory" / "2026-02-06.md").write_text(new)
+    git(repo, "add", "memory/2026-02-06.md")
+    report = run_check(repo, staged=True)
+    assert report.problems == [] and report.context_files == 1
+    assert run_check(repo).problems == []

@@ -15,6 +15,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
+from functools import lru_cache
 from typing import Any
 
 from memvault.entries.markdown import BULLET_RE, FENCE_RE, block_ids, dedupe, inline_tags, wikilinks
@@ -39,6 +40,7 @@ LEAD_TIME_RE = re.compile(
 _SLUG_RE = re.compile(r"[\W_]+")
 
 
+@lru_cache(maxsize=65536)
 def slug(text: str) -> str:
     """A heading's part of a note id: NFKC, lower case, runs of other than letters and digits
     as one `-`, none at either end; `_` when nothing is left."""
