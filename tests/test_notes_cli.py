@@ -68,6 +68,8 @@ def test_search_finds_a_word_of_every_section(vault, runner):
         assert max(hits, key=lambda h: h["score_parts"]["relevance"])["id"] == eid, word
     # A word of a parent heading finds the sections below it (their context).
     assert "2026-02-02#was-passiert-ist/heizung" in [h["id"] for h in as_json(runner, "search", "passiert")]
+    text = run(runner, "search", "Zählerstand").output.split("\n")
+    assert text[1] == "    \u00a7 Was passiert ist \u203a Heizung"  # a note's hit shows where it is
     hit = as_json(runner, "search", "Quokka")[0]
     assert (hit["type"], hit["file"], hit["line"], hit["end_line"]) == ("note", DAY, 13, 13)
 
