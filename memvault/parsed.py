@@ -19,7 +19,7 @@ from memvault.derived_db import source_fingerprint
 from memvault.entries.daily import log_date, parse_log
 from memvault.entries.markdown import ParsedFile
 from memvault.entries.memory_md import parse_memory
-from memvault.entries.model import Event, Problem
+from memvault.entries.model import NOTE, Event, Problem
 from memvault.entries.naming import name_day
 from memvault.entries.timeline import Timeline
 from memvault.errors import InputError, NotFoundError, UnsafePath, VaultNotFound
@@ -252,12 +252,12 @@ class ParsedVault:
     def check_types(self, types: Iterable[str]) -> None:
         """Refuse a type no entry can have: `--type beliefs` once listed nothing, silently.
 
-        Known types are the configured ones plus any an entry uses (a `## 10:00 - Feeling`
+        Known types are the configured ones, `note`, plus any an entry uses (a `## 10:00 - Feeling`
         entry is kept though unconfigured, so it can be asked for). The entries are read
         only when a type is not configured: search answers from its index without them.
         """
         given = list(types)
-        configured = set(self.config.types)
+        configured = set(self.config.types) | {NOTE}
         if all(t.lower() in configured for t in given):
             return
         known = configured | {e.type for e in self.events}

@@ -123,6 +123,8 @@ def show(ctx, event_id: str, as_json: bool) -> None:
 
 def _show_text(d: dict) -> str:
     lines = [f"{d['id']}  {d['type']}  {d['timestamp'] or 'undated'}  [{d['status']}]", ""]
+    if d.get("path"):  # a note: the headings it is under
+        lines += ["under: " + " \u203a ".join(d["path"]), ""]
     lines += [d["content"], ""]
     lines.append(f"confidence {d['confidence']:.2f} (from {d['confidence_0']:g})")
     if d["importance"] is not None:
