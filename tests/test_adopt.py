@@ -104,7 +104,7 @@ def test_the_report_counts_what_the_parsed_vault_holds(tmp_path: Path, runner):
     assert {code: row["count"] for code, row in by_code.items()} == {
         code: sum(p.code == code for p in found) for code in {p.code for p in found}}
     assert by_code["MV004"]["examples"][0] == {"path": "memory/2026-02-01.md", "line": 7,
-                                               "message": "invalid time 25:99 in '## 25:99 - Belief'"}
+                                               "message": "invalid time 25:99 in '## 25:99 - Belief'; its text is read as a note"}
     assert all(len(row["examples"]) <= 3 for row in data["problems"])
     assert data["errors"] == sum(p.severity == "error" for p in found)
     assert data["indexed"] == len(vault.events)
