@@ -50,6 +50,14 @@ def test_message_counts_entries_in_one_file(vault):
     assert subjects(vault.root)[0] == f"memvault: +3 entries in {DAY}"
 
 
+def test_message_counts_notes_apart_from_entries(vault):
+    write(vault.root, DAY, "# 2026-02-21 - Umzug\n\n" + entry("09:15", "Atlas")
+          + "## Was passiert ist\n- Kartons bestellt\n\n## Log\n- 14:30 Anruf beim Vermieter\n")
+    done = commit_vault(vault.root, vault.config)
+    assert done.message.splitlines()[0] == f"memvault: +1 entry, +2 notes in {DAY}"
+    assert "+ 2026-02-21 14:30 note: - 14:30 Anruf beim Vermieter" in done.message
+
+
 def test_edits_removals_and_several_files(vault):
     write(vault.root, DAY, "# 2026-02-21\n\n" + entry("09:15", "Atlas") + entry("10:00", "B"))
     commit_vault(vault.root, vault.config)

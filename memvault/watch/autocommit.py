@@ -66,23 +66,23 @@ def diff_events(path: str, status: str, old: list[Event], new: list[Event]) -> F
     )
 
 
-def _entries(n: int) -> str:
-    return f"{n} entr{'y' if n == 1 else 'ies'}"
+def _entries(events: list[Event], sign: str) -> list[str]:
+    """`+2 entries`, `+1 note`: typed entries and freeform notes counted apart."""
+    notes = sum(e.is_note for e in events)
+    entries = len(events) - notes
+    out = [f"{sign}{entries} entr{'y' if entries == 1 else 'ies'}"] if entries else []
+    return out + ([f"{sign}{notes} note{'' if notes == 1 else 's'}"] if notes else [])
 
 
-def _counts(added: int, edited: int, removed: int) -> str:
-    parts = []
-    if added:
-        parts.append(f"+{_entries(added)}")
+def _counts(added: list[Event], edited: list[Event], removed: list[Event]) -> str:
+    parts = _entries(added, "+")
     if edited:
-        parts.append(f"{edited} edited")
-    if removed:
-        parts.append(f"-{_entries(removed)}")
-    return ", ".join(parts)
+        parts.append(f"{len(edited)} edited")
+    return ", ".join(parts + _entries(removed, "-"))
 
 
 def _describe(ch: FileChange) -> str:
-    counts = _counts(len(ch.added), len(ch.edited), len(ch.removed))
+    counts = _counts(ch.added, ch.edited, ch.removed)
     if ch.status == "deleted":
         return f"deleted {ch.path}" + (f" ({counts})" if counts else "")
     if not counts:
@@ -98,14 +98,14 @@ def _line(ev: Event, sign: str) -> str:
 
 
 def commit_message(changes: list[FileChange]) -> str:
-    """Subject saying what changed in entries; body listing files and entries."""
+    """Subject saying what changed in entries and notes; body listing files and events."""
     if not changes:
         raise ValueError("no changes to describe")
     if len(changes) == 1:
         subject = _describe(changes[0])
     else:
-        counts = _counts(sum(len(c.added) for c in changes), sum(len(c.edited) for c in changes),
-                         sum(len(c.removed) for c in changes))
+        counts = _counts([e for c in changes for e in c.added], [e for c in changes for e in c.edited],
+                         [e for c in changes for e in c.removed])
         subject = f"{counts or 'edits'} in {len(changes)} files"
     body: list[str] = []
     if len(changes) > 1:
