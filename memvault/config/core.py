@@ -212,6 +212,9 @@ class Config:
         if not _valid_zone(tz):
             raise ConfigError(f"{where}: [vault] timezone {tz!r} is not a known IANA zone")
         sections = raw.get("memory", {}).get("sections", {})
+        if "note" in (t.strip().lower() for t in vault.get("extra_types", [])):
+            raise ConfigError(f"{where}: [vault] extra_types cannot hold \"note\": it is the type of freeform "
+                              "sections (docs/format.md, \"Notes\"); a typed entry needs another name")
         return cls(
             timezone=tz,
             extra_types=tuple(t.strip() for t in vault.get("extra_types", [])),
