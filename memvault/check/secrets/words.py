@@ -17,6 +17,8 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
+from memvault.check.secrets.shapes import key_qualifier
+from memvault.check.secrets.shapes import parts as ident_parts
 from memvault.check.secrets.values import (
     DIGIT_RE,
     assigned_is_secret,
@@ -31,8 +33,9 @@ from memvault.check.secrets.values import (
 ASSIGN_HINTS = ("pass", "pw", "secret", "token", "key", "auth", "cred", "pin", "cvv", "cvc", "kennwort")
 IDENT_TAIL_RE = re.compile(r"[\w.-]{0,128}")
 CRED_TAIL_RE = re.compile(r"[\"']?[ \t]{0,16}(?::=|=>|[:=](?![:=]))[ \t]{0,16}(?P<q>[\"']?)(?P<value>[^\s\"',;<>`]{1,512})")
+# A value that is itself `name=...` ("credentials: degrees=800yr"): its own name is judged instead.
+ASSIGNMENT_RE = re.compile(r"[A-Za-z_][\w.-]{0,63}=")
 XML_TAIL_RE = re.compile(r">(?P<value>[^\s<]{1,512})</")
-PARTS_RE = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|\d+|[A-Z]")
 PASSWORD_PARTS = {"password", "passwd", "passphrase", "passcode", "pwd", "pw", "passwort", "kennwort"}
 TOKEN_PARTS = {"secret", "secrets", "token", "apikey", "credential", "credentials", "auth", "cred", "creds"}
 CRED_ENDS = PASSWORD_PARTS | TOKEN_PARTS
@@ -48,10 +51,6 @@ NOT_SECRET_LAST = {
 }
 
 
-def _parts(ident: str) -> list[str]:
-    return [p.lower() for p in PARTS_RE.findall(ident)]
-
-
 def _ends(parts: list[str], words: set[str] | tuple[str, ...]) -> bool:
     """A part is, or ends with, one of `words` (PGPASSWORD, accesstoken; not secretary)."""
     return any(p.endswith(w) for p in parts for w in words)
@@ -60,12 +59,14 @@ def _ends(parts: list[str], words: set[str] | tuple[str, ...]) -> bool:
 @lru_cache(maxsize=1024)
 def credential_name(ident: str) -> str | None:
     """'password', 'pin' or 'token' when `ident` names a credential (DB_PASS, apiKey, X-Auth-Token), else None."""
-    parts = _parts(ident)
+    parts = ident_parts(ident)
     if not parts or "author" in parts:
         return None
     last = max((i for i, p in enumerate(parts) if _ends([p], CRED_ENDS) or p in ("pass", "pin", "cvv", "cvc", "key")),
                default=-1)
     if any(p in NOT_SECRET_LAST for p in parts[last + 1 :]):  # password_min_length, api_key_header
+        return None
+    if last > 0 and parts[last] == "key" and key_qualifier(parts[last - 1]):  # configKey, cacheKey, publicKey
         return None
     if parts[-1] in ("pin", "cvv", "cvc"):
         return "pin"
@@ -138,6 +139,8 @@ def _assigned(src: _Text, i: int, b: int) -> tuple[tuple[int, int, str, str] | N
     if what is None:
         return None, b
     value = m["value"]
+    if ASSIGNMENT_RE.match(value):
+        return None, m.start("value")  # `creds: password=x`: the search goes on inside, at `password`
     if value.isdigit() and 3 <= len(value) <= 8 if what == "pin" else assigned_is_secret(what == "password", value):
         code = "MV510" if what == "pin" else "MV507"
         return (m.start("value"), m.end("value"), f"secret assigned to '{ident}'", code), m.end("value")
@@ -162,7 +165,7 @@ PROSE_RE = re.compile(
     re.I,
 )
 CONNECTORS = {"is", "was", "are", "were", "=", ":", "->", "=>", "-", "\u2013", "\u2014", "equals",
-              "ist", "lautet", "war", "sind", "lauten", "lautete"}
+              "ist", "lautet", "war", "sind", "lauten", "lautete", "|"}  # "|": the next cell of a table row
 LEADS = {"for", "on", "of", "to", "at", "in", "from", "f\u00fcr", "von", "vom", "zum", "zur", "bei", "beim",
          "auf", "im", "am", "der", "des", "den", "dem", "the"}
 PIN_DIGITS = {"pin": (4, 8), "cvv": (3, 4), "cvc": (3, 4), "puk": (8, 8), "security": (3, 4), "sicherheitscode": (3, 4)}
@@ -212,6 +215,8 @@ def _value_index(words: list[str]) -> tuple[int, bool] | None:
 
 
 def _judge(group: str, keyword: str, value: str, rest: list[str], stated: bool) -> bool:
+    if ASSIGNMENT_RE.match(value):  # "credentials: degrees=800yr": the assignment rule judges `name=`
+        return False
     if group == "pw":  # right after the word ("password and/or salt") only with a digit
         return password_like(value) and (stated or DIGIT_RE.search(value) is not None)
     if group == "tok":
@@ -259,8 +264,63 @@ def _stated(group: str, keyword: str, tail: str) -> tuple[int, int] | None:
     return at, at + len(value)
 
 
+# -- stated before the word: "hunter2 is the wifi password", "X (the api token)" --------------
+
+BEFORE_WINDOW = 80
+BEFORE_CONNECTORS = {"is", "was", "are", "were", "=", "ist", "war", "sind"}
+DETERMINERS = {"the", "my", "our", "your", "his", "her", "their", "its", "das", "der", "die", "mein", "meine",
+               "dein", "deine", "unser", "unsere", "sein", "seine", "ihr", "ihre"}
+# "Password1 is the most common password", "X is not a password": a word about passwords, not one stated
+NOT_QUALIFIERS = {"most", "common", "commonest", "weak", "weakest", "bad", "worst", "popular", "typical", "default",
+                  "example", "sample", "banned", "famous", "classic", "leaked", "breached", "top", "favourite",
+                  "favorite", "every", "no", "not", "any", "some", "such", "like", "only", "same", "wrong", "dummy",
+                  "fake", "test", "h\u00e4ufigste", "beliebteste", "schlechteste", "typische", "bekannteste", "kein",
+                  "keine", "nicht", "falsche"}
+QUALIFIER_RE = re.compile(r"[^\W\d_][\w-]{0,30}")
+TOKEN_RE = re.compile(r"\S+")
+
+
+def _phrase_ends(after: str) -> bool:
+    """The credential word ends its phrase: "… the wifi password", "… password for prod", "…token)"."""
+    rest = after.lstrip()
+    return not rest or rest[0] in ".,;:!?)|" or rest.split(None, 1)[0].lower() in LEADS
+
+
+def stated_before(group: str, keyword: str, before: str, after: str) -> tuple[int, int] | None:
+    """(start, end) in `before` of a secret stated in front of its word, if there is one.
+
+    "hunter2 is the wifi password", "Sommer2024! ist das WLAN-Passwort", "new one is X (the api
+    token)": a value, `is` (or an opening parenthesis), a possessive or `the`, at most three
+    qualifiers, then the word ending its phrase. The value is judged as it would be after the word.
+    """
+    if not _phrase_ends(after):
+        return None
+    tokens = list(TOKEN_RE.finditer(before))
+    i = len(tokens) - 1
+    if i >= 0 and tokens[i].end() == len(before) and tokens[i][0].endswith("-"):
+        i -= 1  # the first half of "WLAN-Passwort"
+    quals = 0
+    while i >= 0 and quals < 3 and tokens[i][0].lower() not in DETERMINERS and tokens[i][0][:1] != "(":
+        word = tokens[i][0].lower()
+        if word in NOT_QUALIFIERS or not QUALIFIER_RE.fullmatch(word):
+            return None
+        i, quals = i - 1, quals + 1
+    if i < 1 or tokens[i][0].lstrip("(").lower() not in DETERMINERS:
+        return None
+    if tokens[i][0][:1] != "(":
+        i -= 1
+        if tokens[i][0].lower() not in BEFORE_CONNECTORS or i < 1:
+            return None
+    raw = tokens[i - 1]
+    value = _clean(raw[0])
+    if not value or not _judge(group, keyword, value, [], stated=True):
+        return None
+    at = raw.start() + raw[0].find(value)
+    return at, at + len(value)
+
+
 def prose_hits(start: int, line: str) -> Iterator[tuple[int, int, str, str]]:
-    """(start, end, kind, code) of each secret stated after a credential word in `line`."""
+    """(start, end, kind, code) of each secret stated after (or before) a credential word in `line`."""
     if VALUEISH_RE.search(line) is None:
         return
     seen: dict[tuple[str, str, str], tuple[int, int] | None] = {}  # a repeated phrase is judged once
@@ -268,14 +328,20 @@ def prose_hits(start: int, line: str) -> Iterator[tuple[int, int, str, str]]:
         quote = line[m.start() - 1 : m.start()]
         if quote and quote in "\"'`" and line[m.end() : m.end() + 1] == quote:
             continue  # the word "password" mentioned, not a password stated
-        if VALUEISH_RE.search(line, m.end(), m.end() + WINDOW) is None:
-            continue
-        group, tail = m.lastgroup or "tok", line[m.end() : m.end() + WINDOW]
-        key = (group, m[0], tail)
-        span = seen[key] if key in seen else _stated(group, m[0], tail)
-        if len(seen) < 4096:
-            seen[key] = span
-        if span is not None:
-            begin = start + m.end()
-            code, kind = ("MV510", "PIN or card security code") if group == "pin" else ("MV507", f"secret given after '{m[0]}'")
-            yield begin + span[0], begin + span[1], kind, code
+        group = m.lastgroup or "tok"
+        code, kind = ("MV510", "PIN or card security code") if group == "pin" else ("MV507", f"secret given after '{m[0]}'")
+        if VALUEISH_RE.search(line, m.end(), m.end() + WINDOW) is not None:
+            tail = line[m.end() : m.end() + WINDOW]
+            key = (group, m[0], tail)
+            span = seen[key] if key in seen else _stated(group, m[0], tail)
+            if len(seen) < 4096:
+                seen[key] = span
+            if span is not None:
+                yield start + m.end() + span[0], start + m.end() + span[1], kind, code
+                continue
+        begin = max(0, m.start() - BEFORE_WINDOW)
+        if VALUEISH_RE.search(line, begin, m.start()) is not None:
+            span = stated_before(group, m[0], line[begin : m.start()], line[m.end() : m.end() + 40])
+            if span is not None:
+                kind = kind if group == "pin" else f"secret given before '{m[0]}'"
+                yield start + begin + span[0], start + begin + span[1], kind, code
