@@ -33,7 +33,15 @@ from memvault.check.secrets.cli import cli_hits
 from memvault.check.secrets.patterns import SHORT_HINTS, pattern_hits
 from memvault.check.secrets.seed import HINTS as SEED_HINTS
 from memvault.check.secrets.seed import seed_hits
-from memvault.check.secrets.shapes import chain_address, identifier, label_names_id, public_name, ref_or_url
+from memvault.check.secrets.shapes import (
+    chain_address,
+    identifier,
+    key_qualifier,
+    label_names_id,
+    object_id,
+    public_name,
+    ref_or_url,
+)
 from memvault.check.secrets.values import demo, entropy, looks_random
 from memvault.check.secrets.words import ASSIGN_HINTS, PROSE_HINTS, cred_assignments, prose_hits
 from memvault.errors import InputError
@@ -165,6 +173,8 @@ def _hits(text: str) -> list[Hit]:
         hits.extend(seed_hits(start, line))
     for start, line in _lines_at(text, runs):
         for m in ASSIGN_TOKEN_RE.finditer(line):
+            if line[m.start() - 1 : m.start()] in ("?", "&") and m.start() > 0:
+                continue  # a URL's query parameter: credential-named ones (token=, key=) have their own rule
             if random_assigned(m["key"], m["value"], line[max(0, m.start() - 60) : m.start()]):
                 hits.append((start + m.start("value"), start + m.end("value"),
                              f"high-entropy value assigned to '{m['key']}'", "MV508"))
@@ -175,14 +185,17 @@ def random_assigned(key: str, value: str, label: str) -> bool:
     """A random-looking value under a key that is no credential word: a secret unless it is public.
 
     Public: what the key names (`post_id`, `wallet_address`, `Branch`, `contentHash`; or the
-    words before it: "Nano ID for the invite:") or what the value is (an address, a host path,
+    words before it: "Nano ID for the invite:", "cache key:") or what the value is (an address, a host path,
     a git branch, a lower-case name; `_Z…` is a mangled C++ symbol).
     """
     if demo(value) or value.startswith("_Z") or not looks_random(value):
         return False
-    if public_name(key) or label_names_id(label.rsplit(",", 1)[-1].rsplit(";", 1)[-1]):
+    label = label.rsplit(",", 1)[-1].rsplit(";", 1)[-1]
+    if public_name(key) or label_names_id(label):
         return False
-    return not (chain_address(value) or ref_or_url(value) or identifier(value))
+    if key.lower() == "key" and label.split() and key_qualifier(label.split()[-1].strip("*_`(")):
+        return False  # "cache key: …"
+    return not (chain_address(value) or ref_or_url(value) or identifier(value) or object_id(value))
 
 
 def _one_per_secret(hits: list[Hit]) -> list[Hit]:

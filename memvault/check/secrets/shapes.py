@@ -42,7 +42,8 @@ REF_PREFIXES = ("feature/", "feat/", "fix/", "bugfix/", "hotfix/", "release/", "
 PUBLIC_LAST = frozenset({
     "id", "ids", "uuid", "guid", "ulid", "cid", "nanoid",
     "address", "addr", "wallet", "mint", "owner", "recipient", "sender", "deployer", "signer", "payer",
-    "ca", "contract", "pubkey", "treasury",
+    "ca", "contract", "pubkey", "treasury", "pool", "account", "program", "market", "tx", "txid", "txn",
+    "signature", "blockhash", "slot", "cursor",
     "branch", "ref", "commit", "sha", "repo", "tag", "url", "uri", "href", "link", "src", "path", "file", "image",
     "endpoint", "host",
 })
@@ -53,14 +54,21 @@ CREDENTIAL_PARTS = ("secret", "password", "passwd", "pwd", "passphrase", "privat
 # Words before `key` that make it a lookup key (configKey, cacheKey, sort_key), not a credential.
 KEY_QUALIFIERS = frozenset({
     "config", "cache", "sort", "primary", "foreign", "partition", "idempotency", "dedup", "dedupe", "lookup",
-    "map", "object", "storage", "translation", "i18n", "locale", "hot", "shortcut", "row", "routing", "group",
-    "message", "event", "item", "entry", "record", "state", "query", "search", "index", "unique", "composite",
-    "public", "pub", "setting", "settings", "feature", "flag", "field", "column", "prop", "property", "attr",
-    "attribute", "label", "order", "dict", "json", "yaml", "toml", "env", "metric", "cursor", "page", "queue",
-    "topic", "stream", "shard", "table", "schema", "tenant", "trace", "span", "request", "correlation",
-    "thread", "channel", "chat", "conversation", "task", "job", "run", "node", "route", "menu", "react", "list",
-    "registry", "redis", "kv", "memo", "dictionary", "hash", "join", "cluster", "bucket", "range",
-})
+    "map", "object", "storage", "translation", "i18n", "locale", "hot", "shortcut", "row", "item", "entry",
+    "record", "state", "query", "index", "unique", "composite", "public", "pub", "setting", "settings", "feature",
+    "flag", "field", "column", "prop", "property", "attr", "attribute", "label", "order", "dict", "json", "yaml",
+    "toml", "env", "metric", "cursor", "page", "queue", "topic", "shard", "table", "schema", "trace", "span",
+    "request", "correlation", "thread", "conversation", "task", "job", "run", "route", "menu", "react", "list",
+    "registry", "redis", "kv", "memo", "dictionary", "hash", "join", "bucket", "range",
+})  # not: search (Brave Search key), stream (a stream key), message, group, channel, node, cluster, routing
+# Ids of API objects that agents paste (Stripe, OpenAI, Anthropic, Vercel): `dpl_…`, `msg_01…`.
+# Their secrets have other prefixes (sk_live_, whsec_, sk-…), caught by their own patterns first.
+ID_PREFIXES = ("ch_", "cus_", "pi_", "pm_", "evt_", "sub_", "in_", "prod_", "price_", "acct_", "txn_", "po_",
+               "msg_", "req_", "chatcmpl-", "asst_", "thread_", "run_", "file-", "file_", "batch_", "conv_",
+               "resp_", "toolu_", "dpl_", "prj_", "team_")
+REL_PATH_RE = re.compile(r"^[\w.@-]+(?:/[\w.@-]+)+\.[A-Za-z0-9]{1,8}$")  # uploads/2026/x.png
+DATE_TIME_RE = re.compile(r"^\d{1,4}(?:[-./:]\d{1,4}){1,2}(?:[T ][\d:.]+)?$")
+DATE_SPLIT_RE = re.compile(r"[-./:]")
 
 
 def parts(ident: str) -> list[str]:
@@ -86,12 +94,38 @@ def identifier(value: str) -> bool:
     version, at least one a word of three letters or more. Random tokens mix letters and digits
     inside a segment, so they fail.
     """
+    if colon_path(value):
+        return True
     if not value or value.lower() != value or len(value) > 256:
         return False
     segments = IDENT_SEPARATORS_RE.split(value)
     if len(segments) < 2 or not all(s and SEGMENT_RE.fullmatch(s) for s in segments):
         return False
     return any(len(s) >= 3 and s.isalpha() for s in segments)
+
+
+def object_id(value: str) -> bool:
+    """An API object's id: a known prefix (`dpl_`, `msg_`, `cus_`, `chatcmpl-`), then its random part."""
+    return value.startswith(ID_PREFIXES) and len(value) <= 64
+
+
+def colon_path(value: str) -> bool:
+    """A colon-separated key of words ending in an id: `agent:main:subagent:e5e3a521`, `user:42:profile`."""
+    segments = value.split(":")
+    if len(segments) < 3 or not all(s.isascii() and s.isalnum() and (s.islower() or s.isdigit()) for s in segments):
+        return False
+    return sum(1 for s in segments if s.isalpha() and s.islower() and len(s) >= 2) >= 2
+
+
+def date_or_time(value: str) -> bool:
+    """2026-02-21, 21.02.2026, 14:30:00, 2026-02-21T16:00; not 4711-0815-2026 (a numeric password).
+
+    Apart from a year (19xx, 20xx), every part has one or two digits.
+    """
+    if not DATE_TIME_RE.match(value):
+        return False
+    head = value.split("T", 1)[0].split(" ", 1)[0]
+    return all(len(g) <= 2 or (len(g) == 4 and g[:2] in ("19", "20")) for g in DATE_SPLIT_RE.split(head))
 
 
 def caps_name(value: str) -> bool:
@@ -115,9 +149,10 @@ def manager_ref(value: str) -> bool:
 
 
 def ref_or_url(value: str) -> bool:
-    """A host path without a scheme (`github.com/acme/atlas`) or a git branch (`feature/…`)."""
+    """A host path without a scheme (`github.com/acme/atlas`), a git branch (`feature/…`) or a
+    relative path to a file (`uploads/2026/02/x.png`)."""
     low = value.lower()
-    return low.startswith(REF_PREFIXES) or HOST_PATH_RE.match(low) is not None
+    return low.startswith(REF_PREFIXES) or HOST_PATH_RE.match(low) is not None or REL_PATH_RE.match(value) is not None
 
 
 @lru_cache(maxsize=1024)

@@ -15,6 +15,7 @@ from functools import lru_cache
 from memvault.check.secrets.shapes import (
     caps_name,
     chain_address,
+    date_or_time,
     identifier,
     manager_ref,
     number_with_unit,
@@ -117,7 +118,7 @@ def password_like(value: str) -> bool:
     Dates and times ("password changed 2026-02-20") and file names are not passwords.
     """
     value = value[:MAX_VALUE]
-    if len(value) < 4 or not_a_literal(value) or DATE_TIME_RE.match(value) or FILE_RE.search(value):
+    if len(value) < 4 or not_a_literal(value) or date_or_time(value) or FILE_RE.search(value):
         return False
     return has_digit_or_symbol(value)  # a numeric password or passcode included
 
