@@ -112,7 +112,7 @@ def test_public_name():
            ["id", "ID", "post_id", "postId", "PLATFORM_LAUNCHPAD_ID", "X-Request-Id", "wallet_address", "mint", "CA",
             "owner", "Branch", "contentHash", "publicKey", "pubkey", "next_cursor", "blockhash", "signature",
             "password_hash", "sha256"],
-           ["secret_id", "VAULT_SECRET_ID", "private_key_id", "session", "nonce", "DATABASE_URL_SIG", "token",
+           ["secret_id", "VAULT_SECRET_ID", "private_key_id", "session_id", "sessionId", "auth_id", "session", "nonce", "DATABASE_URL_SIG", "token",
             "api_key", "invite", "walletKey"])
 
 

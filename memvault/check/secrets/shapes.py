@@ -50,7 +50,9 @@ PUBLIC_LAST = frozenset({
 # A digest, a fingerprint or a public key, wherever the word sits in the key (as before issue 12).
 DIGEST_KEY_RE = re.compile(
     r"(?i)sha\d|md5|fingerprint|digest|hash|checksum|etag|integrity|pub(?:lic)?[_-]?key|^(?:cid|u?u?id|ulid)$")
-CREDENTIAL_PARTS = ("secret", "password", "passwd", "pwd", "passphrase", "private", "token", "cred")
+# A session id or a cookie authenticates whoever holds it: never a public name.
+CREDENTIAL_PARTS = ("secret", "password", "passwd", "pwd", "passphrase", "private", "token", "cred", "session",
+                    "cookie", "csrf", "auth")
 # Words before `key` that make it a lookup key (configKey, cacheKey, sort_key), not a credential.
 KEY_QUALIFIERS = frozenset({
     "config", "cache", "sort", "primary", "foreign", "partition", "idempotency", "dedup", "dedupe", "lookup",

@@ -6,9 +6,12 @@ runs on the line:
   `<password>x</password>`);
 - a credential word in prose or a `.netrc`, followed by its value: directly ("API key x",
   "password hunter2"), or after a connector ("is", ":", "lautet"), optionally after a short
-  qualifier introduced by a preposition ("the password for the prod db is x").
+  qualifier introduced by a preposition ("the password for the prod db is x"), or in the next
+  cell of a table row (`| API key | x |`); or, in one form, before it ("x is the wifi
+  password", "x (the api token)").
 What follows the word decides: a password needs a digit or a symbol, a token or key must look
-random (or be 32+ hex digits), a PIN is 3-8 digits.
+random (or be 32+ hex digits), a PIN is 3-8 digits. A `key` after a lookup word (`configKey`,
+"cache key") is not a credential's name.
 """
 
 from __future__ import annotations
