@@ -23,6 +23,7 @@ LAYERS: list[set[str]] = [
     {"config", "gitio"},
     {"entries"},
     {"layout"},
+    {"filedates"},
     {"parsed"},
     {"check", "search"},
     {"write"},
