@@ -191,15 +191,16 @@ class Selection:
         out = [LOG_DIR]
         for p in self.include:
             head, sep, _ = p.strip("/").partition("/")
-            if not sep:
-                continue
-            out.append("" if _GLOB.search(head) else head)
+            if not sep and head.endswith(".md"):
+                continue  # a file in the vault folder (`top_files`)
+            out.append("" if _GLOB.search(head) else head)  # a folder, or a glob that may name one
         return tuple(dict.fromkeys(out))
 
     @property
     def top_files(self) -> bool:
         """True when files directly in the vault folder other than MEMORY.md can be selected."""
-        return any("/" not in p.strip("/") and p != MEMORY_FILE for p in self.include) or "" in self.roots
+        return any("/" not in p.strip("/") and p.endswith(".md") and p != MEMORY_FILE
+                   for p in self.include) or "" in self.roots
 
     @property
     def pathspecs(self) -> tuple[str, ...]:
@@ -468,9 +469,9 @@ def vault_paths(root: Path, given: Sequence[str], problems: list[Problem] | None
         elif selection.selects(rel):
             out.append(rel)
         else:
-            raise InputError(f"{item} is not a vault file (one of {', '.join(selection.include)}"
-                             f"{' minus ' + ', '.join(selection.exclude) if selection.exclude else ''}: "
-                             f"[vault] include and exclude)")
+            but = f" minus {', '.join(selection.exclude)}" if selection.exclude else ""
+            raise InputError(f"{item} is not a vault file: the vault reads {', '.join(selection.include)}{but} "
+                             "([vault] include/exclude in memvault.toml)")
     return sorted(dict.fromkeys(out))
 
 
