@@ -25,7 +25,6 @@ from pathlib import Path
 from memvault.entries.naming import log_name
 from memvault.errors import GitError
 from memvault.fsio import DERIVED_DIR, atomic_write
-from memvault.gitio import run_git
 from memvault.layout import MEMORY_FILE, Selection
 
 CACHE_NAME = "filedates.json"
@@ -125,6 +124,10 @@ class FileDates:
 
     def _head(self) -> str:
         """HEAD's commit id, "" outside a repository or before the first commit."""
+        from memvault.gitio import (
+            run_git,  # not at import: a warm search never needs git (or subprocess)
+        )
+
         try:
             found = run_git(["rev-parse", "-q", "--verify", "HEAD^{commit}"], self.root, check=False)
         except GitError:  # git is not installed
@@ -153,6 +156,8 @@ class FileDates:
 
     def _from_git(self) -> dict[str, int]:
         """One `git log` over the selected files' history."""
+        from memvault.gitio import run_git
+
         try:
             found = run_git(["log", "-z", "--root", "-M", "--diff-filter=AR", "--relative", "--format=%x01%at",
                              "--name-status", "HEAD", "--", *self.selection.pathspecs], self.root, check=False)

@@ -25,9 +25,8 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -109,7 +108,6 @@ def _day_folder(parts: list[str]) -> bool:
                                                               for p, n in zip(parts[1:], (4, 2), strict=False)))
 
 
-@dataclass(frozen=True)
 class Selection:
     """Which Markdown files are the vault's: `[vault] include` minus `[vault] exclude`.
 
@@ -119,24 +117,39 @@ class Selection:
     `Selection.of(config)` (cached); the watcher, the index, history, check and the hook all
     ask the same object, so they agree on one set of files."""
 
-    include: tuple[str, ...] = DEFAULT_INCLUDE
-    exclude: tuple[str, ...] = ()
-    _inc: Callable[[str], re.Match[str] | None] = field(init=False, repr=False, compare=False)
-    _exc: Callable[[str], re.Match[str] | None] | None = field(init=False, repr=False, compare=False)
+    def __init__(self, include: tuple[str, ...] = DEFAULT_INCLUDE, exclude: tuple[str, ...] = ()):
+        self.include, self.exclude = tuple(include), tuple(exclude)  # never changed afterwards
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Selection) and (self.include, self.exclude) == (other.include, other.exclude)
+
+    def __hash__(self) -> int:
+        return hash((self.include, self.exclude))
+
+    def __repr__(self) -> str:
+        return f"Selection(include={self.include!r}, exclude={self.exclude!r})"
 
     @staticmethod
     def of(config: Config | None) -> Selection:
+        """The selection `[vault]` in `config` makes (the default without one); one object per
+        setting, so every reader of one vault shares it."""
         vault = config.section("vault") if config is not None else {}
         include = tuple(vault.get("include", DEFAULT_INCLUDE))
         if vault.get("workspace_files"):
             include += tuple(f for f in WORKSPACE_FILES if f not in include)
         return _selection(include, tuple(vault.get("exclude", ())))
 
-    def __post_init__(self) -> None:
+    # Compiled on first use: the walk under memory/ (`covers`) needs no regex, so a warm
+    # search never compiles one.
+    @cached_property
+    def _inc(self) -> Callable[[str], re.Match[str] | None]:
         inc = "|".join(glob_regex(p) for p in self.include) or "(?!)"
-        object.__setattr__(self, "_inc", re.compile(f"(?:{inc})\\Z").match)
+        return re.compile(f"(?:{inc})\\Z").match
+
+    @cached_property
+    def _exc(self) -> Callable[[str], re.Match[str] | None] | None:
         exc = "|".join(glob_regex(p) for p in self.exclude)
-        object.__setattr__(self, "_exc", re.compile(f"(?:{exc})\\Z").match if exc else None)
+        return re.compile(f"(?:{exc})\\Z").match if exc else None
 
     def selects(self, relpath: str) -> bool:
         """True for the vault-relative path of a file memvault reads."""
@@ -326,23 +339,21 @@ def walk(root: str | os.PathLike[str], problems: list[Problem] | None = None,
 
 
 def _listing(base: str, rel_dir: str, stack: list[str] | None, note: Callable[[Problem], None],
-             with_stat: bool, selection: Selection) -> Iterator[tuple[str, os.stat_result | None]]:
+             with_stat: bool, selection: Selection) -> list[tuple[str, os.stat_result | None]]:
     """The selected files in one folder; its subfolders that may hold some go on `stack`
-    (None: files only)."""
+    (None: files only). A list, not a generator: search walks 5,000 files on every call."""
     try:
         with os.scandir(os.path.join(base, rel_dir)) as listing:
             entries = sorted(listing, key=_name)
     except FileNotFoundError:
-        return  # removed since its parent was listed
+        return []  # removed since its parent was listed
     except OSError as exc:
         note(_unreadable(rel_dir, exc, folder=True))
-        return
+        return []
     every = selection.covers(rel_dir) if rel_dir else False  # no per-file test below memory/
     prefix = rel_dir + "/" if rel_dir else ""
-    for entry in entries:
-        found = _entry(base, entry, prefix + entry.name, stack, note, with_stat, selection, every)
-        if found is not None:
-            yield found
+    found = [_entry(base, entry, prefix + entry.name, stack, note, with_stat, selection, every) for entry in entries]
+    return [f for f in found if f is not None]
 
 
 def _name(entry: os.DirEntry[str]) -> str:

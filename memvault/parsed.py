@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, date, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from memvault.config.core import CONFIG_NAME, Config
 from memvault.derived_db import source_fingerprint
@@ -23,7 +23,6 @@ from memvault.entries.model import Event, Problem
 from memvault.entries.naming import log_name
 from memvault.entries.timeline import Timeline
 from memvault.errors import InputError, NotFoundError, UnsafePath, VaultNotFound
-from memvault.filedates import FileDates
 from memvault.fsio import DERIVED_DIR, decode_text
 from memvault.layout import (
     LOG_DIR,
@@ -32,6 +31,9 @@ from memvault.layout import (
     iter_markdown,
     open_file,
 )
+
+if TYPE_CHECKING:
+    from memvault.filedates import FileDates
 
 __all__ = ["BIG_FILE", "ENV_VAR", "ParsedVault", "by_day", "discover", "parse_bytes", "parse_path", "parse_text",
            "parser_fingerprint"]
@@ -191,6 +193,8 @@ class ParsedVault:
     @cached_property
     def dates(self) -> FileDates:
         """The days of files whose names carry none (first commit, else mtime)."""
+        from memvault.filedates import FileDates  # not at import: a warm search parses nothing
+
         return FileDates(self.root, self.selection, self.config.tz)
 
     def paths(self, skipped: list[Problem] | None = None) -> list[str]:
