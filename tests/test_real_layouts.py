@@ -131,7 +131,8 @@ def test_watcher_index_history_check_and_hook_agree_on_one_set_of_files(real):
     assert set(VersionTable(repo, repo.commits()).tree(len(repo.commits()) - 1)) == expected
     assert set(GitIndex(real, vault.selection).paths()) == expected
     assert set(check_vault(vault, now=NOW).files) == expected
-    assert {e["file"] for e in vault.as_of("HEAD", recorded=True)} == expected - {"SOUL.md"}  # SOUL.md: no entry
+    recorded = {e["file"] for e in vault.as_of("HEAD", recorded=True)}
+    assert expected - {"SOUL.md"} <= recorded <= expected  # SOUL.md holds no typed entry
 
 
 def test_the_hook_judges_staged_workspace_files_by_the_staged_settings(real):

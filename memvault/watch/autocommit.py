@@ -2,7 +2,8 @@
 
 The message counts entries, not lines (`memvault: +3 entries in memory/2026-02-21.md`),
 so `git log` reads as a history of what was learned. Only vault Markdown is ever staged
-or committed (`MEMORY.md`, `memory/**/*.md`, never `.memvault/` or other files), the
+or committed (the files the vault selects, by default `MEMORY.md` and `memory/**/*.md`; never
+`.memvault/` or other files), the
 commit names its paths so whatever else the user staged stays staged, and the vault's
 own hooks run (no `--no-verify`): a commit they refuse is reported and tried again later.
 A commit that fails on a git lock left by a killed git removes the lock when it is stale
