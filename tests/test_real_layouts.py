@@ -28,7 +28,7 @@ FILES = {
     "MEMORY.md": "# Long-Term Memory\n\n## Preferences\n- Prefers green tea\n",
     "AGENTS.md": "# AGENTS.md\n\n## 09:00 - Decision\nAlways answer in German before noon\n",
     "SOUL.md": "# SOUL.md\n\nCalm, precise.\n",
-    "README.md": "# clawd\n\n## 09:00 - Decision\nNot memory at all\n",
+    "README.md": "# clawd\n\n## 09:00 - Decision\nZebrastreifen are not memory\n",
     "memory/2026-01-15.md": "# 2026-01-15\n\nArchived to archive/2026-01-15.md\n\n## 18:00 - Observation\nCompacted the day\n",
     "memory/archive/2026-01-15.md": "# 2026-01-15\n\n## 09:00 - Decision\nUse Postgres for the gateway\n",
     "memory/2026-01-26-fologram-research.md": "# 2026-01-26\n\n## 14:00 - Observation\nFologram streams to HoloLens\n",
@@ -76,7 +76,7 @@ def test_workspace_files_are_read_only_when_asked_for(real, runner):
     (real / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\nworkspace_files = true\n')
     hits = found(runner, "German noon")
     assert [(h["file"], h["timestamp"][:10]) for h in hits] == [("AGENTS.md", "2026-02-10")]
-    assert not found(runner, "Not memory at all")  # README.md is not a workspace file
+    assert not found(runner, "Zebrastreifen")  # README.md is not a workspace file
 
 
 def test_an_archive_or_a_topic_file_is_no_duplicate_day(real):
