@@ -122,7 +122,6 @@ def test_messy_vault_reports_each_problem_and_keeps_the_rest(vault_dir):
         ("memory/2026-01-09.md", 11, "error"),  # self supersession
         ("memory/2026-01-09.md", 16, "error"),  # ambiguous
         ("memory/2026-02-30.md", 1, "error"),
-        ("memory/notes.md", 3, "warning"),  # an entry in a file with no date: read as a note
     }
     assert found == expected
     contents = {e.content for e in vault.events}

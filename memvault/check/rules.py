@@ -235,7 +235,7 @@ def run_rules(
     found.extend(p for p in timeline.problems if p.code != "MV010" and not is_cycle_problem(p))
     found.extend(cycle_problems(timeline))
     stems = by_stem(all_paths)
-    found.extend(duplicate_dates(stems))
+    found.extend(duplicate_dates(all_paths))
     checked = [e for src in files for e in src.parsed.events]
     found.extend(link_problems(checked, timeline, stems, everything))
     keep = {src.path for src in files}
