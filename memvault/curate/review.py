@@ -13,6 +13,7 @@ are here too, so that `--yes`, `--json` and the review say the same things.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -174,7 +175,25 @@ def result_dict(plan: Plan, result: Applied, accepted: Mapping[str, tuple[str, .
 def nothing(plan: Plan) -> dict[str, Any]:
     """The answer when there is nothing to curate: which entries were looked at, and the budget."""
     b = budget(plan)
-    return {"applied": False, "message": f"nothing to curate: {window(plan)}; {budget_line(b)}", "budget": b}
+    left = left_out(plan)
+    why = f"; left out: {left}" if left else ""
+    return {"applied": False, "message": f"nothing to curate: {window(plan)}; {budget_line(b)}{why}", "budget": b}
+
+
+def left_out(plan: Plan, top: int = 3) -> str:
+    """The commonest reasons entries were left out, counted (`--explain ID` tells one entry's)."""
+    counts = Counter(_gist(d.reason) for d in plan.decisions.values() if not d.chosen)
+    if not counts:
+        return ""
+    parts = [f"{n:,} {reason}" for reason, n in counts.most_common(top)]
+    rest = sum(counts.values()) - sum(n for _, n in counts.most_common(top))
+    return ", ".join(parts) + (f", {rest:,} for other reasons" if rest else "") + " (--explain ID says why for one)"
+
+
+def _gist(reason: str) -> str:
+    """A reason without its particulars: up to the first `:`, `(` or digit-bearing detail."""
+    cut = min((i for i in (reason.find(":"), reason.find(" (")) if i > 0), default=len(reason))
+    return reason[:cut].strip()
 
 
 def window(plan: Plan) -> str:

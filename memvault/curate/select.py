@@ -141,6 +141,10 @@ class _Selector:
             # Cheaper than computing the decay for each of a long history's entries.
             return (f"confidence decayed below [curate] min_confidence = {s.min_confidence:g} "
                     f"(written {ev.timestamp.date().isoformat()}, never reconfirmed)")
+        if ev.is_note:
+            why_not = self.note_gate(ev)
+            if why_not:
+                return why_not
         words = len(WORD_RE.findall(ev.content))
         if words < s.min_words:
             return f"trivial: {words} word{'s' * (words != 1)} (< [curate] min_words = {s.min_words})"
@@ -151,6 +155,18 @@ class _Selector:
             return f"confidence {conf:.2f} (from {ev.confidence0:g}, decayed) < [curate] min_confidence = {s.min_confidence:g}"
         if find_secrets(ev.content, honour_allow=False):  # MEMORY.md gets no marked lines either
             return "its text looks like it holds a secret; secrets never go into MEMORY.md"
+        return None
+
+    def note_gate(self, ev: Event) -> str | None:
+        """Freeform notes are most of a real vault, and what repeats there is mostly template
+        (heartbeat checklists, cron reports, session headers): a note is taken only when it says
+        it matters or searches keep finding it, never for being said again or for resembling a
+        bullet (docs/curate.md, "Notes")."""
+        if not prose_lines(ev.content):
+            return "a freeform note of code or a table only: MEMORY.md keeps statements"
+        if not self.merits(ev):
+            return ("a freeform note that does not say it matters (no Importance: >= "
+                    f"{self.s.min_importance:g}, no Reconfirms:) and was recalled fewer than {self.s.min_recalls} times")
         return None
 
     def merits(self, ev: Event) -> list[str]:
@@ -472,6 +488,19 @@ def select(tl: Timeline, doc: MemoryDoc, settings: Settings, *, at: datetime, si
            recalls: dict[str, Access]) -> Selection:
     """Decide, for every log entry, whether and how it goes into MEMORY.md."""
     return _Selector(tl, doc, settings, at, since, recalls).run()
+
+
+def prose_lines(text: str) -> list[str]:
+    """The lines of `text` outside fenced code and tables (a table row starts with `|`)."""
+    out, fence = [], False
+    for line in text.split("\n"):
+        bare = line.strip()
+        if bare.startswith(("```", "~~~")):
+            fence = not fence
+            continue
+        if not fence and bare and not bare.startswith("|"):
+            out.append(bare)
+    return out
 
 
 def _article(word: str) -> str:
