@@ -4,12 +4,13 @@
     python bench/bench_freeform.py --backend whoosh --json
     python bench/bench_freeform.py --vault DIR --questions FILE
 
-Every line of questions.jsonl names its answer as {"file", "heading", "phrase"}: the phrase is on
-exactly one line of the file, under that heading (checked before anything is searched, so a
+Every line of questions.jsonl names its answer as {"file", "heading", "phrase"} (and, under
+"also", other places that answer it equally, e.g. the same fact curated into MEMORY.md or a later
+change of a rule): each phrase is on exactly one line of its file, under its heading (checked before anything is searched, so a
 fixture edit that moves an answer fails loudly). The vault is copied to a temporary folder (the
 index lives inside the vault) and each question is searched in-process, top 10, with access
-recording off so questions do not influence each other. A hit counts when it is in the answer's
-file and its line range covers the phrase's line; recall@k is the share of questions with such a
+recording off so questions do not influence each other. A hit counts when it is in an answer's
+file and its line range covers that phrase's line; recall@k is the share of questions with such a
 hit in the top k, MRR the mean of 1/rank of the first one (0 past rank 10).
 
 Two moments of asking: the morning after the last log (recency favours recent days, as when a
@@ -56,6 +57,11 @@ class Question:
     heading: str
     phrase: str
     line: int  # 1-based line of the phrase in `file`
+    also: tuple[tuple[str, int], ...] = ()  # other places that answer it too (file, line)
+
+    @property
+    def places(self) -> tuple[tuple[str, int], ...]:
+        return ((self.file, self.line), *self.also)
 
     @property
     def kind(self) -> str:
@@ -108,8 +114,9 @@ def load_questions(root: Path, path: Path) -> list[Question]:
         if raw.strip():
             q = json.loads(raw)
             a = q["answer"]
+            also = tuple((b["file"], locate(root, b)) for b in q.get("also", []))
             out.append(Question(q["id"], q["lang"], q["hard"], q["question"], a["file"], a["heading"],
-                                a["phrase"], locate(root, a)))
+                                a["phrase"], locate(root, a), also))
     return out
 
 
@@ -163,9 +170,9 @@ class PlainBM25:
 # --- scoring ----------------------------------------------------------------------------------
 
 def first_rank(q: Question, hits: list[tuple[str, int, int]]) -> int | None:
-    """1-based rank of the first hit (file, line, end_line) covering the answer's line."""
+    """1-based rank of the first hit (file, line, end_line) covering an answer's line."""
     for rank, (f, start, end) in enumerate(hits, 1):
-        if f == q.file and start <= q.line <= end:
+        if any(f == file and start <= line <= end for file, line in q.places):
             return rank
     return None
 
@@ -247,13 +254,24 @@ def table(result: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
+def set_bound(chars: int) -> None:
+    """Diagnostic: the parser's size bound for a note's part (memvault.entries.notes.BOUND)."""
+    from memvault.entries import notes  # type: ignore[attr-defined]
+
+    notes.BOUND = chars
+    notes.parts.__defaults__ = (chars,)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--vault", type=Path, default=DATA / "vault")
     ap.add_argument("--questions", type=Path, default=DATA / "questions.jsonl")
     ap.add_argument("--backend", default="sqlite")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--bound", type=int, help="diagnostic: another size bound for notes, in characters")
     args = ap.parse_args(argv)
+    if args.bound:
+        set_bound(args.bound)
     result = run(args.vault, args.questions, args.backend)
     print(json.dumps(result, indent=1) if args.json else table(result))
     return 0

@@ -169,7 +169,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="folder for the vaults (default: a temporary one)")
     ap.add_argument("--no-typed", action="store_true", help="skip the typed conversion's run")
     ap.add_argument("-k", type=int, default=20)
+    ap.add_argument("--bound", type=int, help="diagnostic: another size bound for notes, in characters")
     args = ap.parse_args(argv)
+    if args.bound:
+        from bench_freeform import set_bound
+
+        set_bound(args.bound)
     scorer = load("locomo_score")
     with tempfile.TemporaryDirectory(prefix="memvault-locomo-ff-") as tmp:
         out = args.out or Path(tmp)
