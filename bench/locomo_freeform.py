@@ -68,7 +68,7 @@ def render_day(day: str, sessions: list[tuple[int, list[dict]]], conv: ModuleTyp
     return "\n".join(lines), ids
 
 
-def convert(out: Path, spec: str) -> list[Path]:
+def convert(out: Path, spec: str, settings: str = "") -> list[Path]:
     """OUT/conv<i>/{vault/memory/*.md, vault/MEMORY.md, questions.jsonl, lines.json}."""
     conv = load("locomo_to_vault")
     samples = conv.load_samples(LOCOMO / "locomo-dev.json")
@@ -81,7 +81,7 @@ def convert(out: Path, spec: str) -> list[Path]:
         root = out / f"conv{i}"
         (root / "vault" / "memory").mkdir(parents=True)
         (root / "vault" / "MEMORY.md").write_text("# Long-Term Memory\n", encoding="utf-8")
-        (root / "vault" / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n', encoding="utf-8")
+        (root / "vault" / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n' + settings, encoding="utf-8")
         lines: dict[str, dict[int, str]] = {}
         for day, sessions in sorted(days.items()):
             text, ids = render_day(day, sessions, conv)
@@ -170,7 +170,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-typed", action="store_true", help="skip the typed conversion's run")
     ap.add_argument("-k", type=int, default=20)
     ap.add_argument("--bound", type=int, help="diagnostic: another size bound for notes, in characters")
+    ap.add_argument("--context", type=float, help="diagnostic: the context field's weight (docs/search.md)")
     args = ap.parse_args(argv)
+    settings = ""
+    if args.context is not None:
+        settings = ("[search]\nfield_weights = { title = 2.0, body = 1.0, tags = 2.0, extra = 0.5, "
+                    f"context = {args.context} }}\n")
     if args.bound:
         from bench_freeform import set_bound
 
@@ -179,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="memvault-locomo-ff-") as tmp:
         out = args.out or Path(tmp)
         started = time.perf_counter()
-        runs = {root: search(root, args.backend, args.k) for root in convert(out, args.conversations)}
+        runs = {root: search(root, args.backend, args.k) for root in convert(out, args.conversations, settings)}
         secs = time.perf_counter() - started
         plain = results(runs, by_terms=False)
         for root, rows in plain.items():
