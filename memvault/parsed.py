@@ -19,7 +19,8 @@ from memvault.derived_db import source_fingerprint
 from memvault.entries.daily import log_date, parse_log
 from memvault.entries.markdown import ParsedFile
 from memvault.entries.memory_md import parse_memory
-from memvault.entries.model import Event, Problem
+from memvault.entries.model import NOTE, Event, Problem
+from memvault.entries.naming import name_day
 from memvault.entries.timeline import Timeline
 from memvault.errors import InputError, NotFoundError, UnsafePath, VaultNotFound
 from memvault.fsio import DERIVED_DIR, decode_text
@@ -30,7 +31,7 @@ from memvault.layout import (
     read_file,
 )
 
-__all__ = ["BIG_FILE", "ENV_VAR", "ParsedVault", "discover", "parse_bytes", "parse_path", "parse_text",
+__all__ = ["BIG_FILE", "ENV_VAR", "ParsedVault", "discover", "looks_like_memory", "parse_bytes", "parse_path", "parse_text",
            "parser_fingerprint"]
 
 ENV_VAR = "MEMVAULT_VAULT"
@@ -44,7 +45,8 @@ def parser_fingerprint(seed: str = "") -> str:
     return source_fingerprint(seed, "memvault.entries", "memvault.textsafety", "memvault.parsed")
 
 def discover(path: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:
-    """--vault PATH, else $MEMVAULT_VAULT, else the nearest memvault.toml above cwd."""
+    """--vault PATH, else $MEMVAULT_VAULT, else the nearest memvault.toml above cwd, else the
+    nearest folder above cwd that holds memory not yet adopted (`looks_like_memory`)."""
     given = path or os.environ.get(ENV_VAR)
     if given:
         root = Path(given).expanduser().resolve()
@@ -57,9 +59,43 @@ def discover(path: str | os.PathLike[str] | None = None, cwd: Path | None = None
     for candidate in (here, *here.parents):
         if (candidate / CONFIG_NAME).is_file():
             return candidate
+    for candidate in (here, *here.parents):
+        if looks_like_memory(candidate):
+            return candidate
     raise VaultNotFound(
         f"no vault found: pass --vault PATH, set {ENV_VAR}, or run inside a vault "
-        f"(a directory with {CONFIG_NAME}); `memvault init DIR` creates one"
+        f"(a directory with {CONFIG_NAME}); `memvault init DIR` creates one, `memvault adopt DIR` "
+        "takes on memory you already have"
+    )
+
+
+def looks_like_memory(folder: Path) -> bool:
+    """Is `folder` a vault that was never adopted (no memvault.toml), found from inside it?
+
+    Only with evidence, so that a stray `~/memory/` of other notes does not capture every
+    command run below it: a real `memory/` folder holding a dated log (`2026-02-01*.md`,
+    directly or one folder down: `memory/2026/`, `memory/archive/`), and beside it a
+    `MEMORY.md` file or the top of a git repository (`.git`). `--vault DIR` needs less.
+    """
+    logs = folder / LOG_DIR
+    if logs.is_symlink() or not logs.is_dir():
+        return False
+    if not ((folder / MEMORY_FILE).is_file() or (folder / ".git").exists()):
+        return False
+    return _holds_dated_log(logs, depth=1)
+
+
+def _holds_dated_log(folder: Path, depth: int) -> bool:
+    try:
+        with os.scandir(folder) as entries:
+            items = list(entries)
+    except OSError:
+        return False
+    if any(e.name.endswith(".md") and name_day(e.name) and e.is_file(follow_symlinks=False) for e in items):
+        return True
+    return depth > 0 and any(
+        e.is_dir(follow_symlinks=False) and not e.name.startswith(".") and _holds_dated_log(Path(e.path), depth - 1)
+        for e in items
     )
 
 
@@ -216,12 +252,12 @@ class ParsedVault:
     def check_types(self, types: Iterable[str]) -> None:
         """Refuse a type no entry can have: `--type beliefs` once listed nothing, silently.
 
-        Known types are the configured ones plus any an entry uses (a `## 10:00 - Feeling`
+        Known types are the configured ones, `note`, plus any an entry uses (a `## 10:00 - Feeling`
         entry is kept though unconfigured, so it can be asked for). The entries are read
         only when a type is not configured: search answers from its index without them.
         """
         given = list(types)
-        configured = set(self.config.types)
+        configured = set(self.config.types) | {NOTE}
         if all(t.lower() in configured for t in given):
             return
         known = configured | {e.type for e in self.events}

@@ -218,7 +218,7 @@ def test_list_names_the_known_types_when_given_an_unknown_one(runner, vault_dir)
     day.write_text(day.read_text() + "\n## 10:00 - Feeling\nKept though unknown\n")
     result = runner.invoke(cli, ["list", "--type", "beliefs"])
     assert result.exit_code == 2
-    assert "no such type; known: belief, correction, decision, feeling, observation" in result.output
+    assert "no such type; known: belief, correction, decision, feeling, note, observation" in result.output
     found = json.loads(runner.invoke(cli, ["list", "--type", "Belief", "--type", "feeling", "--json"]).output)
     assert [d["type"] for d in found] == ["belief", "feeling"]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from memvault.check.changed import HOOK_DEFAULTS
 from memvault.check.registry import CHECK_DEFAULTS
 from memvault.cli import cli
 from memvault.config.core import SCHEMA, Config
@@ -101,7 +102,7 @@ def test_the_schema_names_exactly_the_settings_the_modules_read():
     # A module that adds a setting to its defaults must add it to config.SCHEMA, or loading a
     # file that sets it would fail as an unknown setting.
     defaults = {"index": INDEX_DEFAULTS, "search": SEARCH_DEFAULTS, "watch": WATCH, "history": HISTORY_DEFAULTS,
-                "curate": CURATE, "checks": CHECK_DEFAULTS}
+                "curate": CURATE, "checks": CHECK_DEFAULTS, "hook": HOOK_DEFAULTS}
     for table, keys in defaults.items():
         assert set(SCHEMA[table]) == set(keys), table
     assert set(SCHEMA) == {*defaults, "vault", "decay", "memory"}

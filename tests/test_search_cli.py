@@ -156,7 +156,7 @@ def test_search_type_accepts_what_list_accepts(vault_dir, runner):
     for command in (["list"], ["search", "weekly"]):
         refused = runner.invoke(cli, [*command, "--type", "feelings"])
         assert refused.exit_code == 2
-        assert "--type 'feelings': no such type; known: belief, correction, decision, feeling, observation" in refused.output
+        assert "--type 'feelings': no such type; known: belief, correction, decision, feeling, note, observation" in refused.output
 
 
 def test_bad_search_settings_name_the_key(runner, vault_dir):

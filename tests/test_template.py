@@ -7,6 +7,7 @@ import re
 import tomllib
 from pathlib import Path
 
+from memvault.check.changed import HOOK_DEFAULTS
 from memvault.check.registry import CHECK_DEFAULTS
 from memvault.cli import cli
 from memvault.config.core import Config
@@ -31,9 +32,10 @@ KNOWN = {
     "watch": set(WATCH),
     "history": set(HISTORY_DEFAULTS),
     "memory": {"sections"},
+    "hook": set(HOOK_DEFAULTS),
 }
 SECTION_DEFAULTS = {"search": SEARCH_DEFAULTS, "index": INDEX_DEFAULTS, "curate": CURATE,
-                    "checks": CHECK_DEFAULTS}
+                    "checks": CHECK_DEFAULTS, "hook": HOOK_DEFAULTS}
 
 
 def _uncommented(text: str) -> str:

@@ -23,12 +23,14 @@ __all__ = ["rule_table", "run_check"]
 
 
 def run_check(vault: ParsedVault, paths: Sequence[str] = (), *, staged: bool = False, fix: bool = False,
-              now: datetime | None = None) -> CheckReport:
+              now: datetime | None = None, changed_lines: bool | None = None) -> CheckReport:
     """Check the whole vault, the named files, or (`staged`) exactly what git will commit.
 
     `fix` first repairs, in the working tree, what the fixable rules find (in `paths` when
     given), then checks the result; the report's `fixed` says which files got which fix.
     It is refused with `staged`: the repairs would not be what the commit holds.
+    `changed_lines` (with `staged`) keeps only the problems on what the commit adds or
+    changes; None follows `[hook] judge` in memvault.toml (check/changed.py).
     """
     from memvault.check.fixes import fix_vault
     from memvault.check.runner import check_vault
@@ -40,7 +42,7 @@ def run_check(vault: ParsedVault, paths: Sequence[str] = (), *, staged: bool = F
         if staged:
             raise InputError("--fix repairs the working tree, --staged judges the index: run --fix, `git add`, then commit")
         fixed = fix_vault(vault, vault_paths(vault.root, paths) if paths else ())
-    report = check_vault(vault, paths, staged=staged, now=now)
+    report = check_vault(vault, paths, staged=staged, now=now, changed_lines=changed_lines)
     report.fixed = fixed
     return report
 

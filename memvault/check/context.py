@@ -13,6 +13,7 @@ import re
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable
+from functools import cached_property
 
 from memvault.check.sourcefile import SourceFile, load_source
 from memvault.check.sources import GitIndex, WorkingTree
@@ -20,6 +21,7 @@ from memvault.config.core import Config
 from memvault.entries.daily import log_date
 from memvault.entries.markdown import link_parts
 from memvault.entries.model import Event
+from memvault.entries.naming import log_name
 from memvault.entries.timeline import (
     DATE_RE,
     ID_SPACE_RE,
@@ -33,6 +35,7 @@ from memvault.layout import MEMORY_FILE
 from memvault.parsed import by_stem
 
 DEFAULT_ID_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})T\d{1,2}:\d{2}(?:-\d+)?$")
+DERIVED_ID_RE = re.compile(r"^([^#@\s]+)[#@]")  # `<key>#<slug path>…` (a note), `<key>@HH:MM` (an entry)
 HEAD_RE = re.compile(rb"^##[ \t]", re.M)
 TYPE_WORDS = {"belief", "decision", "observation", "correction"}
 MAX_CHAIN_ROUNDS = 25
@@ -69,6 +72,14 @@ class ContextLoader:
             return self.context()
         self._follow_chains(focus)
         return self.context()
+
+    @cached_property
+    def by_key(self) -> dict[str, list[str]]:
+        """The file key (`memvault.entries.naming`) -> its paths: what a derived id starts with."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for path in self.all_paths:
+            out[log_name(path).key].append(path)
+        return out
 
     def context(self) -> list[SourceFile]:
         return [f for f in self.loaded.values() if f.path not in self.focus]
@@ -121,6 +132,10 @@ class ContextLoader:
         if ref.startswith("^") or not any(ch.isspace() for ch in ref):
             anywhere.add(ref)  # a single token may be an explicit id or a ^block, anywhere
             if ref.startswith("^"):
+                return None
+            key = DERIVED_ID_RE.match(ref)  # a note's or a topic file's entry id: not in any file's text
+            if key and key[1] in self.by_key:
+                paths.update(self.by_key[key[1]])
                 return None
         date = DATE_RE.search(ref)
         if date:

@@ -24,6 +24,7 @@ from memvault.check.sourcefile import (
 )
 from memvault.config.core import Config
 from memvault.entries.markdown import TITLE_RE
+from memvault.entries.naming import log_name
 from memvault.errors import WriteConflict
 from memvault.fsio import locked, rewrite
 from memvault.layout import iter_markdown, problem_at
@@ -70,22 +71,26 @@ def fix_headings(src: SourceFile) -> tuple[list[str], list[str]] | None:
 
 
 def fix_title(src: SourceFile) -> tuple[list[str], list[str]] | None:
-    """MV007/MV002: the first line after any frontmatter is `# YYYY-MM-DD`, the file's date."""
+    """MV007: the day's own file gets a `# YYYY-MM-DD` title; MV002: a title that starts with
+    another date starts with the file's (the rest of it, `- Config & Setup Session`, stays)."""
     day = src.parsed.date
     if not src.is_log or day is None:
         return None
     want = f"# {day.isoformat()}"
     lines = list(src.lines)
     if src.parsed.title is None:
+        if not log_name(src.path).canonical:
+            return None
         rest = lines[src.body_start :]
         while rest and not rest[0].strip():
             rest.pop(0)
         return lines[: src.body_start] + [want, ""] + rest, ["MV007"]
-    if src.parsed.title == day.isoformat():
+    if not any(p.code == "MV002" for p in src.parsed.problems):
         return None
     for i in range(src.body_start, len(lines)):
         if TITLE_RE.match(lines[i]) and not lines[i].startswith("##") and not src.in_fence[i]:
-            lines[i] = want
+            title = TITLE_RE.match(lines[i])[1]  # type: ignore[index]
+            lines[i] = want + title[10:]
             return lines, ["MV002"]
     return None
 
@@ -96,7 +101,7 @@ def fix_order(src: SourceFile) -> tuple[list[str], list[str]] | None:
     Entries are compared to the minute and the sort is stable, so entries within one minute
     keep their order and their `-2`, `-3` ids.
     """
-    events = sorted((e for e in src.parsed.events if e.timestamp is not None), key=lambda e: e.line)
+    events = sorted((e for e in src.parsed.events if e.timestamp is not None and not e.is_note), key=lambda e: e.line)
     keys = [minute(e) for e in events]
     if all(a <= b for a, b in zip(keys, keys[1:], strict=False)):
         return None

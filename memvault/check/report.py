@@ -16,6 +16,8 @@ class CheckReport:
     context_files: int = 0
     fixed: dict[str, list[str]] = field(default_factory=dict)
     secrets_only: int = 0  # of `files`: staged files that are not memory, scanned for secrets only
+    judge: str = "all"  # "changed-lines": only problems the staged changes are to blame for (changed.py)
+    excused: int = 0  # problems left out by changed-lines mode: older ones, on lines the commit did not touch
 
     @property
     def errors(self) -> int:
@@ -35,6 +37,8 @@ class CheckReport:
             "files_checked": len(self.files),
             "context_files": self.context_files,
             "secrets_only": self.secrets_only,
+            "judge": self.judge,
+            "excused": self.excused,
             "errors": self.errors,
             "warnings": self.warnings,
             "infos": self.infos,

@@ -28,6 +28,7 @@ from memvault.config.core import Config
 from memvault.entries.daily import META_KEYS, META_RE
 from memvault.entries.markdown import BULLET_RE, FENCE_RE, H2_RE, TITLE_RE
 from memvault.entries.model import Event, Problem
+from memvault.entries.naming import log_name
 from memvault.entries.timeline import Timeline
 from memvault.layout import MEMORY_FILE
 from memvault.parsed import by_stem, duplicate_dates
@@ -41,9 +42,10 @@ META_LINE_RE = re.compile(r"^(?:" + "|".join(META_KEYS) + r")[ \t]*:", re.M | re
 
 
 def rule_title(src: SourceFile) -> Iterator[Problem]:
-    """MV007: a daily log starts with `# YYYY-MM-DD` (MV002, a wrong date, comes from the parser)."""
+    """MV007: the day's own file starts with `# YYYY-MM-DD` (MV002, a wrong date, comes from the
+    parser); a topic file, an archive or an undated note needs no title."""
     day = src.parsed.date
-    if src.is_log and day is not None and src.parsed.title is None:
+    if src.is_log and day is not None and src.parsed.title is None and log_name(src.path).canonical:
         yield _p(src.path, src.body_start + 1, "MV007", f"daily log has no title; the first line should be '# {day.isoformat()}'")
 
 
@@ -53,6 +55,8 @@ def rule_headings(src: SourceFile) -> Iterator[Problem]:
         return
     lines = src.lines
     for ev in src.parsed.events:  # headings the parser read: spacing and the blank line above
+        if ev.is_note:
+            continue
         i = ev.line - 1
         if not _tidy_heading(lines[i]):
             m = LOOSE_HEADING_RE.match(lines[i])
@@ -98,10 +102,11 @@ def minute(ev: Event) -> int:
 
 
 def rule_time_order(src: SourceFile) -> Iterator[Problem]:
-    """MV015: entries in a daily log go in time order (to the minute: see docs/checks.md)."""
+    """MV015: entries in a daily log go in time order (to the minute: see docs/checks.md); notes
+    are not judged (a section at 00:00 between timed entries is where its author put it)."""
     latest: Event | None = None
     for ev in src.parsed.events:  # in file order
-        if ev.timestamp is None:
+        if ev.timestamp is None or ev.is_note:
             continue
         if latest is not None and minute(ev) < minute(latest):
             yield _p(src.path, ev.line, "MV015",
@@ -112,9 +117,10 @@ def rule_time_order(src: SourceFile) -> Iterator[Problem]:
 
 
 def rule_future(src: SourceFile, now: datetime) -> Iterator[Problem]:
-    """MV016: an entry dated after now (more than a few minutes: clocks drift)."""
+    """MV016: an entry dated after now (more than a few minutes: clocks drift); a note takes the
+    date of its file, which may be a plan for a later day."""
     for ev in src.parsed.events:
-        if ev.timestamp is not None and ev.timestamp > now + FUTURE_SLACK:
+        if ev.timestamp is not None and ev.timestamp > now + FUTURE_SLACK and not ev.is_note:
             yield _p(src.path, ev.line, "MV016", f"'{ev.id}' is dated {ev.timestamp.isoformat()}, in the future")
 
 
@@ -140,7 +146,7 @@ def rule_metadata(src: SourceFile) -> Iterator[Problem]:
             start = _entry_meta_start(src, ev)
             line = next((i + 1 for i in range(start, ev.end_line) if lines[i].lower().startswith("expires")), ev.line)
             yield _p(src.path, line, "MV208", f"Expires {ev.expires.isoformat()} is not after the entry's own time; it was never live")
-        if ":" in ev.content and META_LINE_RE.search(ev.content):
+        if ":" in ev.content and not ev.is_note and META_LINE_RE.search(ev.content):  # prose in a note
             fence = src.in_fence
             for i in range(ev.line, _entry_meta_start(src, ev)):
                 m = META_RE.match(lines[i]) if not fence[i] else None

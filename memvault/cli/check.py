@@ -12,10 +12,14 @@ from memvault.cli._common import cli, emit, json_option, open_vault
 @click.option("--staged", is_flag=True, help="Check exactly the files staged in git, as staged (the pre-commit hook).")
 @click.option("--fix", is_flag=True,
               help="Repair title lines, heading spacing, trailing whitespace and entry order in place first.")
+@click.option("--changed-lines/--all-lines", "changed_lines", default=None,
+              help="With --staged: report only problems on lines the commit adds or changes (and entries "
+                   "whose heading or metadata it changes), or every problem in the staged files. "
+                   "Default: [hook] judge in memvault.toml (\"all\" unless set).")
 @click.option("--list-rules", is_flag=True, help="List every rule code and exit.")
 @json_option
 @click.pass_context
-def check(ctx, paths, staged, fix, list_rules, as_json) -> None:
+def check(ctx, paths, staged, fix, changed_lines, list_rules, as_json) -> None:
     """Check the vault (or PATHS, or what is staged) and print file:line:col: CODE lines.
 
     Exit status 1 when there are errors, 0 when there are only warnings. Codes are
@@ -28,7 +32,7 @@ def check(ctx, paths, staged, fix, list_rules, as_json) -> None:
         return
     from memvault.check import run_check
 
-    report = run_check(open_vault(ctx), paths, staged=staged, fix=fix)
+    report = run_check(open_vault(ctx), paths, staged=staged, fix=fix, changed_lines=changed_lines)
     emit(report.to_dict(), as_json, lambda _: _report_text(report))
     if report.errors:
         ctx.exit(1)
@@ -63,6 +67,9 @@ def _report_text(report) -> str:
         summary += f" ({report.secrets_only} of them not memory, scanned for secrets only)"
     if report.context_files:
         summary += f" ({_plural(report.context_files, 'other file')} read for references)"
+    if report.excused:
+        summary += (f"; {_plural(report.excused, 'older problem')} on lines this commit does not change "
+                    "left out (changed-lines mode)")
     out.append(summary)
     return "\n".join(out)
 

@@ -1,4 +1,4 @@
-"""Core commands: init, log, show, list, demo (check and hook live in check.py)."""
+"""Core commands: init, adopt, log, show, list, demo (check and hook live in check.py)."""
 
 from __future__ import annotations
 
@@ -24,12 +24,20 @@ TYPE_HELP = "Observation, belief, decision, correction or a type from [vault] ex
 
 @cli.command()
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
+@click.option("--adopt", "adopt_dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Adopt the memory already in DIR instead (the same as `memvault adopt DIR`).")
 @click.option("--timezone", help="IANA zone for times without one. Default: this machine's zone.")
 @click.option("--no-git", is_flag=True, help="Do not create a git repository.")
 @click.option("--hook/--no-hook", default=True, show_default=True,
               help="Install the git pre-commit hook that runs `memvault check --staged`.")
-def init(directory: str, timezone: str | None, no_git: bool, hook: bool) -> None:
+@click.pass_context
+def init(ctx, directory: str, adopt_dir: str | None, timezone: str | None, no_git: bool, hook: bool) -> None:
     """Create a new vault in DIRECTORY from the template (with git, a first commit and the hook)."""
+    if adopt_dir is not None:
+        if ctx.get_parameter_source("directory") != click.core.ParameterSource.DEFAULT:
+            raise click.UsageError("give either DIRECTORY or --adopt DIR, not both")
+        ctx.invoke(adopt, directory=adopt_dir, timezone=timezone, no_git=no_git, hook=hook)
+        return
     from memvault.write.log import init_vault
 
     root = init_vault(Path(directory), timezone=timezone, git=not no_git)
@@ -39,6 +47,34 @@ def init(directory: str, timezone: str | None, no_git: bool, hook: bool) -> None
 
         say(install(root).describe() + " (remove: memvault hook install --uninstall)")
     say(f"next: memvault --vault {root} log \"something worth remembering\"")
+
+
+@cli.command()
+@click.argument("directory", default=".", type=click.Path(file_okay=False))
+@click.option("--timezone", help="IANA zone for times without one. Default: this machine's zone.")
+@click.option("--no-git", is_flag=True, help="Do not create a git repository where there is none.")
+@click.option("--hook/--no-hook", default=True, show_default=True,
+              help="Install the pre-commit hook (judging only the lines a commit changes).")
+@click.option("--commit", is_flag=True,
+              help="Commit the memory files as they are (and memvault.toml), unless the secret scan finds something.")
+@json_option
+@click.pass_context
+def adopt(ctx, directory: str, timezone: str | None, no_git: bool, hook: bool, commit: bool = False,
+          as_json: bool = False) -> None:
+    """Make the memory already in DIRECTORY (memory/, MEMORY.md) a vault, changing none of its files.
+
+    Writes memvault.toml beside them ([hook] judge = "changed-lines"), runs `git init` only
+    where there is no repository, builds the search index, installs the pre-commit hook
+    (never over another hook) and reports the files, entries, notes and problems it found.
+    Nothing is committed without --commit (which fails, committing nothing, when the
+    secret scan finds something).
+    """
+    from memvault.write.adopt import adopt_vault
+
+    report = adopt_vault(Path(directory), timezone=timezone, git=not no_git, hook=hook, commit=commit)
+    emit(report.to_dict(), as_json, lambda _: "\n".join(report.lines()))
+    if report.refused:
+        ctx.exit(1)
 
 
 @cli.command()
@@ -87,6 +123,8 @@ def show(ctx, event_id: str, as_json: bool) -> None:
 
 def _show_text(d: dict) -> str:
     lines = [f"{d['id']}  {d['type']}  {d['timestamp'] or 'undated'}  [{d['status']}]", ""]
+    if d.get("path"):  # a note: the headings it is under
+        lines += ["under: " + " \u203a ".join(d["path"]), ""]
     lines += [d["content"], ""]
     lines.append(f"confidence {d['confidence']:.2f} (from {d['confidence_0']:g})")
     if d["importance"] is not None:

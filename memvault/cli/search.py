@@ -73,7 +73,10 @@ def _hits_text(items: list[dict]) -> str:
             f" by {d['superseded_by']}]" if d["superseded_by"] else "]")
         nearby = "" if d.get("matched", True) else "  (found through nearby entries)"
         head = f"{i:>2}. {d['score']:.3f}  {d['id']}  {d['type']}  {d['location']}{status}{nearby}"
-        out += [head, f"    {d['snippet']}"]
+        out.append(head)
+        if d.get("path"):  # a note: the headings it is under
+            out.append("    \u00a7 " + " \u203a ".join(d["path"]))
+        out.append(f"    {d['snippet']}")
     return "\n".join(out)
 
 

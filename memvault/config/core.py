@@ -127,6 +127,7 @@ SCHEMA: dict[str, dict[str, Want]] = {
         "types": NAMES, "ignore_tags": NAMES, "archive_file": TEXT, "default_section": TEXT,
         "sections": table_of(TEXT, "rule = section name"),
     },
+    "hook": {"judge": one_of("all", "changed-lines")},
     "checks": {"disable": Want(lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
                                "a list of codes such as \"MV014\"")},
 }

@@ -46,6 +46,9 @@ def link_for(ev: Event, tl: Timeline) -> str:
     in one day the alias names the exact entry (memvault resolves the alias first).
     """
     page = page_of(ev.file)
+    if ev.is_note:  # a section's parts share its heading: the alias names the note
+        title = ev.title if ev.title and not HEADING_BREAKERS & set(ev.title) else ""
+        return f"[[{page}#{title}|{ev.id}]]" if title else f"[[{page}|{ev.id}]]"
     if HEADING_BREAKERS & set(ev.heading):
         return f"[[{page}|{ev.id}]]"
     norm = " ".join(ev.heading.replace(":", " ").lower().split())
@@ -159,6 +162,9 @@ def _proposal(t: Target, tl: Timeline, doc: MemoryDoc, s: Settings, taken: set[s
     days = [e.timestamp.date() for e in t.entries if e.timestamp is not None]
     day = max(days) if days else None
     why = "; ".join(t.reasons)
+    cited = [e.location for e in t.entries if e.is_note]  # a note has no heading of its own to show
+    if cited:
+        why += f"; from {', '.join(cited)}"
     if t.kind == "add":
         # Repeats tend to be worded as repeats ("again", "still"): the first mention is the
         # statement; the last one dates the bullet.

@@ -171,7 +171,7 @@ class _Selector:
         s = self.s
         imp = "none" if ev.importance is None else f"{ev.importance:g}"
         n = self.recalls[ev.id].count if ev.id in self.recalls else 0
-        return (f"an {ev.type} that does not matter enough yet: importance {imp} (< {s.min_importance:g}), "
+        return (f"{_article(ev.type)} {ev.type} that does not matter enough yet: importance {imp} (< {s.min_importance:g}), "
                 f"not reconfirmed, seen on {days} day{'s' * (days != 1)} (< {s.min_days}), "
                 f"recalled {n} time{'s' * (n != 1)} (< {s.min_recalls})")
 
@@ -472,3 +472,7 @@ def select(tl: Timeline, doc: MemoryDoc, settings: Settings, *, at: datetime, si
            recalls: dict[str, Access]) -> Selection:
     """Decide, for every log entry, whether and how it goes into MEMORY.md."""
     return _Selector(tl, doc, settings, at, since, recalls).run()
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"

@@ -1,9 +1,10 @@
-"""The daily-log parser: `memory/YYYY-MM-DD.md` to events.
+"""The daily-log parser: a daily log's Markdown to events.
 
-A daily log is a `# YYYY-MM-DD` title and `## HH:MM - Type` entries, each a body of Markdown
-followed by optional `Key: value` metadata lines. The parser is line based and never raises
-on content: whatever is wrong becomes a `Problem` with the file and line, and the rest of the
-file still parses. `docs/format.md` is the normative description of what is accepted.
+A daily log is a `# YYYY-MM-DD` title, `## HH:MM - Type` entries (each a body of Markdown
+followed by optional `Key: value` metadata lines), and whatever else people and agents write:
+every other section becomes a note (`memvault.entries.notes`). The parser is line based and
+never raises on content: whatever is wrong becomes a `Problem` with the file and line, and the
+rest of the file still parses. `docs/format.md` is the normative description of what is accepted.
 """
 
 from __future__ import annotations
@@ -16,34 +17,36 @@ from memvault.config.core import Config
 from memvault.entries.front_matter import file_defaults, read_frontmatter
 from memvault.entries.markdown import (
     FENCE_RE,
-    H2_RE,
-    TITLE_RE,
     ParsedFile,
     block_ids,
     dedupe,
     inline_tags,
     wikilinks,
 )
+from memvault.entries.meta import META_KEYS, META_RE, Meta, trailing_meta
 from memvault.entries.model import Event, Problem
+from memvault.entries.naming import log_name
+from memvault.entries.notes import NoteFile, Section, lead_clock
 from memvault.entries.timeparse import RANGE_TEXT, day_in_range
-from memvault.entries.values import SCORES, parse_when_value, split_tags
 from memvault.textsafety import clean_invisible, has_invisible, invisible_in
+
+__all__ = ["ENTRY_RE", "META_KEYS", "META_RE", "log_date", "parse_log"]
 
 # Dates and times in the format are ASCII digits (\d would take ١٥ or １５ too: docs/format.md).
 LOG_NAME_RE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})\.md$")
-DATE_SHAPED_RE = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
+# A name meant as a date (in any digits), for MV001 when it is not a real one.
+DATE_SHAPED_RE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[-_ .].*)?\.md$")
 ENTRY_RE = re.compile(
     r"^(?P<h>[0-9]{1,2}):(?P<m>[0-9]{2})(?::(?P<s>[0-9]{2}))?[ \t]*[-\u2013\u2014][ \t]*"
     r"(?P<type>[A-Za-z][\w-]*)(?P<rest>.*)$"
 )
-LOOKS_TIMED_RE = re.compile(r"^\d{1,2}[:.]\d{2}")
-META_KEYS = (
-    "id", "supersedes", "reconfirms", "confidence", "tags",
-    "source", "importance", "expires", "scope",
-)  # fmt: skip
-META_RE = re.compile(
-    r"^(?P<key>" + "|".join(META_KEYS) + r")[ \t]*:[ \t]*+(?P<value>(?:.*[^ \t\n])?)[ \t]*$", re.IGNORECASE
-)
+# An ATX heading at the start of a line: its level and its text (linear: see markdown.TITLE_RE).
+HEADING_RE = re.compile(r"^(#{1,6})(?:[ \t]++((?:.*[^ \t\n])?))?[ \t]*$")
+# What makes a `## ` heading an attempt at an entry heading (MV003): a time-like start (any
+# digits, `:` or `.`, or `9am`) followed by a type; or a type after a dash, alone or before a title.
+ATTEMPT_TIME_RE = re.compile(r"^(?P<clock>\d{1,2}(?:[:.]\d{2}(?:[:.]\d{2})?|[ \t]*[AaPp]\.?[Mm]\.?))[\W_]*(?P<type>[A-Za-z][\w-]*)")
+ATTEMPT_DASH_RE = re.compile(r"(?:^|(?<=[ \t]))[-\u2013\u2014][ \t]*+(?P<type>[A-Za-z][\w-]*+)[ \t]*+(?:$|[-\u2013\u2014:])")
+TITLE_DATE_RE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})(?![0-9])")
 
 
 def log_date(name: str) -> date | None:
@@ -58,58 +61,7 @@ def log_date(name: str) -> date | None:
     return day if day_in_range(day) else None
 
 
-class _Meta:
-    """Collects an entry's metadata lines into values, reporting bad ones."""
-
-    def __init__(self, path: str, tz: tzinfo, problems: list[Problem]):
-        self.path, self.tz, self.problems = path, tz, problems
-        self.values: dict[str, Any] = {}
-        self.reconfirms: list[str] = []
-        self.tags: list[str] = []
-        self.raw: dict[str, str] = {}
-
-    def add(self, key: str, value: str, line: int) -> None:
-        key = key.lower()
-        self.raw[key] = value
-        if key == "tags":
-            self.tags.extend(split_tags(value))
-            return
-        if key == "reconfirms":
-            if value:
-                self.reconfirms.append(value)
-            return
-        if not value:
-            self._bad(line, f"{key.capitalize()}: has no value", "MV205")
-            return
-        if key in self.values:
-            self._bad(line, f"{key.capitalize()}: given twice in one entry; the last one wins", "MV206", "warning")
-        parsed = self._convert(key, value, line)
-        if parsed is not None:
-            self.values[key] = parsed
-
-    def _convert(self, key: str, value: str, line: int) -> Any:
-        score = SCORES.get(key)
-        if score is not None:
-            number = score.read(value)
-            if number is None:
-                self._bad(line, score.problem(key, value), score.code)
-            return number
-        if key == "expires":
-            when = parse_when_value(value, self.tz)
-            if when is None:
-                self._bad(line, f"Expires: {value!r} is not an ISO date or date-time from {RANGE_TEXT}", "MV204")
-            return when
-        if key == "id" and invisible_in(value):
-            self._bad(line, f"Id: {clean_invisible(value)!r} holds {', '.join(invisible_in(value))}; "
-                      "the id is ignored (memvault check --fix removes them)", "MV017")
-            return None
-        if key == "id" and any(ch.isspace() for ch in value):
-            self._bad(line, f"Id: {value!r} must be a single token without spaces", "MV207")
-            return None
-        return value
-
-    def _bad(self, line: int, message: str, code: str, severity: str = "error") -> None:
-        self.problems.append(Problem(self.path, line, message, severity, code))  # type: ignore[arg-type]
+Head = tuple[int, int, str]  # a heading line: its index, level and text
 
 
 def parse_log(
@@ -119,27 +71,109 @@ def parse_log(
     *,
     file_date: date | None = None,
 ) -> ParsedFile:
-    """Parse one daily log. `path` is vault-relative; its name gives the date."""
-    result = ParsedFile(path=path, kind="log")
-    name = path.rsplit("/", 1)[-1]
-    day = file_date or log_date(name)
-    if day is None:
-        result.problems.append(
-            Problem(path, 1, f"not a daily log: the file name must be a real date, YYYY-MM-DD.md, from {RANGE_TEXT}; skipped",
-                    "warning" if not DATE_SHAPED_RE.match(name) else "error", "MV001")
-        )
-        return result
-    result.date = day
-    tz = config.tz
-    types = config.types
-    lines = text.split("\n")
-    fm, start = read_frontmatter(lines, path, result.problems)
-    result.frontmatter = fm
-    defaults = file_defaults(fm, path, result.problems)
+    """Parse one daily log (any Markdown file of the logs). `path` is vault-relative.
 
-    sections: list[tuple[int, str, int]] = []  # (heading index, heading text, end index)
+    Its day comes from the file name (`memvault.entries.naming`), else front matter `date:`,
+    else a title that starts with a date, else `file_date` (the layout's date for an undated
+    file: its first commit or mtime)."""
+    result = ParsedFile(path=path, kind="log")
+    naming = log_name(path)
+    problems = result.problems
+    if naming.day is None and DATE_SHAPED_RE.match(name := path.rsplit("/", 1)[-1]):
+        problems.append(Problem(
+            path, 1, f"the file name {name!r} is not a real date (YYYY-MM-DD, from {RANGE_TEXT}); "
+            "its text is read as notes dated otherwise", code="MV001"))
+    lines = text.split("\n")
+    fm, start = read_frontmatter(lines, path, problems)
+    result.frontmatter = fm
+    defaults = file_defaults(fm, path, problems)
+    heads, in_fence = _scan(lines, start)
+    title = heads[0] if heads and heads[0][1] == 1 else None
+    if title is not None:
+        heads = heads[1:]
+        result.title = title[2]
+    day = naming.day or _fm_date(fm) or (_title_date(title[2]) if title else None) or file_date
+    result.date = day
+    if title is not None and day is not None and (said := _title_date(title[2])) is not None and said != day:
+        problems.append(Problem(
+            path, title[0] + 1, f"title '# {title[2]}' does not match the file's date {day.isoformat()}", "warning", "MV002"))
+    matches = _entries(heads, path, config.types, problems, day is not None)
+    note_lines, pre = lines, start
+    if title is not None:
+        if any(line.strip() for line in lines[start : title[0]]):
+            note_lines = lines[: title[0]] + [""] + lines[title[0] + 1 :]  # the preamble is around it
+        else:
+            pre = title[0] + 1
+    notes = NoteFile(path, naming.key, day, config.tz, note_lines, in_fence, defaults, problems)
+    typed = _EntryFile(path, day, naming.canonical, naming.key, config, defaults, problems, lines, in_fence)
+    events = result.events
+    events += notes.notes(Section(None, "", (), pre, heads[0][0] if heads else len(lines), None, True))
+    _walk(heads, matches, len(lines), notes, typed, events)
+    return result
+
+
+def _entries(heads: list[Head], path: str, types: tuple[str, ...], problems: list[Problem],
+             dated: bool) -> list[re.Match[str] | None]:
+    """Per heading, the match of the entry it starts (level 2 only), else None."""
+    out: list[re.Match[str] | None] = [None] * len(heads)
+    for j, (i, level, text) in enumerate(heads):
+        if level != 2:
+            continue
+        m = ENTRY_RE.match(text)
+        # The common case in full (a known type, a real time, a dated file); the rest says why not.
+        if m is not None and dated and m["type"].lower() in types and int(m["h"]) < 24 and int(m["m"]) < 60 \
+                and (m["s"] is None or int(m["s"]) < 60):
+            out[j] = m
+        else:
+            out[j] = _typed(text, path, i + 1, types, problems, dated=dated)
+    return out
+
+
+def _walk(heads: list[Head], matches: list[re.Match[str] | None], n: int, notes: NoteFile,
+          typed: _EntryFile, events: list[Event]) -> None:
+    """Entries and sections in file order: an entry owns its deeper headings; a section runs
+    to the next heading and carries the path of the headings above it."""
+    stack: list[tuple[int, str, tuple[int, int, int] | None]] = []  # open headings: level, text, time
+    j, count = 0, len(heads)
+    while j < count:
+        index, level, text = heads[j]
+        m = matches[j]
+        if m is not None:
+            k = j + 1
+            while k < count and heads[k][1] > 2:
+                k += 1
+            events.append(typed.entry(m, index, heads[k][0] if k < count else n))
+            if stack:
+                while stack and stack[-1][0] >= 2:
+                    stack.pop()
+            j = k
+            continue
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        text = _unclosed(text)
+        clock = lead_clock(text) or (stack[-1][2] if stack else None)
+        stack.append((level, text, clock))
+        after = heads[j + 1] if j + 1 < count else None
+        leaf = after is None or after[1] <= level or matches[j + 1] is not None
+        section = Section(index, text, tuple(t for _, t, _ in stack), index + 1, after[0] if after else n, clock, leaf)
+        events += notes.notes(section)
+        j += 1
+
+
+def _unclosed(text: str) -> str:
+    """A heading's text without its closing `#`s (`## Notes ##`), as Markdown reads it."""
+    if not text.endswith("#"):
+        return text
+    bare = text.rstrip("#")
+    return bare.rstrip(" \t") if not bare or bare[-1] in " \t" else text
+
+
+def _scan(lines: list[str], start: int) -> tuple[list[Head], list[bool]]:
+    """Every ATX heading outside fenced code, and which lines are fenced code."""
+    heads: list[Head] = []
     fence: str | None = None
     in_fence: list[bool] = [False] * len(lines)
+    heading = HEADING_RE.match
     for i in range(start, len(lines)):
         line = lines[i]
         if fence is not None:
@@ -150,130 +184,148 @@ def parse_log(
             continue
         first = line[:1]
         if first == "#":
-            m2 = H2_RE.match(line)
-            if m2:
-                if sections:
-                    sections[-1] = (sections[-1][0], sections[-1][1], i)
-                sections.append((i, m2.group(1), len(lines)))
-                continue
-            if not sections and result.title is None:
-                m1 = TITLE_RE.match(line)
-                if m1:
-                    result.title = m1.group(1)
-                    if m1.group(1) != day.isoformat():
-                        result.problems.append(Problem(
-                            path, i + 1, f"title '# {m1.group(1)}' does not match the file's date {day.isoformat()}",
-                            "warning", "MV002"))
+            h = heading(line)
+            if h:
+                marks, words = h.groups()
+                heads.append((i, len(marks), words or ""))
             continue
         if first in ("`", "~", " ", "\t"):
             m = FENCE_RE.match(line)
             if m:
                 fence = m.group(1)
                 in_fence[i] = True
-
-    per_minute: dict[str, int] = {}
-    for idx, heading, end in sections:
-        event = _entry(lines, in_fence, idx, heading, end, path, day, tz, types, defaults, per_minute, result.problems)
-        if event is not None:
-            result.events.append(event)
-    return result
+    return heads, in_fence
 
 
-def _entry(
-    lines: list[str],
-    in_fence: list[bool],
-    idx: int,
-    heading: str,
-    end: int,
-    path: str,
-    day: date,
-    tz: tzinfo,
-    types: tuple[str, ...],
-    defaults: dict[str, Any],
-    per_minute: dict[str, int],
-    problems: list[Problem],
-) -> Event | None:
-    lineno = idx + 1
-    m = ENTRY_RE.match(heading)
-    if m is None or (m["type"].lower() not in types and has_invisible(heading)):
+def _fm_date(fm: dict[str, Any]) -> date | None:
+    value = fm.get("date")
+    return _title_date(value) if isinstance(value, str) else None
+
+
+def _title_date(text: str) -> date | None:
+    """The real date (in range) a text starts with: `2026-02-01 - Config & Setup Session`."""
+    m = TITLE_DATE_RE.match(text)
+    if m is None:
+        return None
+    try:
+        day = date(int(m[1]), int(m[2]), int(m[3]))
+    except ValueError:
+        return None
+    return day if day_in_range(day) else None
+
+
+def _typed(
+    heading: str, path: str, lineno: int, types: tuple[str, ...], problems: list[Problem], *, dated: bool,
+) -> re.Match[str] | None:
+    """The entry a `## ` heading starts (its match), or None for a section title; an attempt
+    at an entry heading that fails is a problem, and its section is read as a note."""
+    m = ENTRY_RE.match(heading) if heading[:1].isdigit() else None
+    if (m is None or m["type"].lower() not in types) and has_invisible(heading):
         hidden = _hidden_heading(heading, path, lineno, problems, types if m is not None else None)
         m, heading = (hidden, hidden.string) if hidden is not None else (m, heading)
     if m is None:
-        _bad_heading(heading, path, lineno, problems)
+        _attempt(heading, path, lineno, types, problems)
         return None
     hh, mm, ss = int(m["h"]), int(m["m"]), int(m["s"] or 0)
     if hh > 23 or mm > 59 or ss > 59:
-        problems.append(Problem(path, lineno, f"invalid time {heading.split()[0]} in '## {heading}'", code="MV004"))
+        problems.append(Problem(path, lineno, f"invalid time {heading.split()[0]} in '## {heading}'; "
+                                "its text is read as a note", code="MV004"))
         return None
-    etype = m["type"].lower()
-    if etype not in types:
-        problems.append(Problem(
-            path, lineno, f"unknown entry type '{m['type']}'; known: {', '.join(types)} (add more with [vault] extra_types)",
-            code="MV005"))
-    rest = m["rest"]
-    title = rest.strip().lstrip("-\u2013\u2014:").strip() if rest else ""
+    if not dated:  # a bad date in the name is already reported (line 1)
+        if not DATE_SHAPED_RE.match(path.rsplit("/", 1)[-1]):
+            problems.append(Problem(path, lineno, f"entry heading '## {heading}' in a file with no date (none in its "
+                                    "name, front matter `date:` or title); its text is read as a note", "warning", "MV001"))
+        return None
+    return m
 
-    body_end = end
-    while body_end > idx + 1 and not lines[body_end - 1].strip():
-        body_end -= 1
-    k = body_end
-    meta_lines: list[tuple[str, str, int]] = []
-    while k > idx + 1:
-        line = lines[k - 1]
-        if not line.strip():
+
+def _attempt(heading: str, path: str, lineno: int, types: tuple[str, ...], problems: list[Problem]) -> None:
+    """MV003 for a `## ` heading that tries to be an entry heading (docs/format.md "Notes")."""
+    timed = ATTEMPT_TIME_RE.match(heading)
+    if timed is not None and timed["type"].lower() in types:
+        clock = timed["clock"]
+    elif any(m["type"].lower() in types for m in ATTEMPT_DASH_RE.finditer(heading)):
+        clock = ""
+    else:
+        return
+    ascii_only = "" if clock.isascii() else "; write the time in ASCII digits 0-9"
+    problems.append(Problem(path, lineno, f"malformed entry heading '## {heading}': expected '## HH:MM - Type'{ascii_only}; "
+                            "its text is read as a note", code="MV003"))
+
+
+class _EntryFile:
+    """What building a file's typed entries needs, and the per-minute count behind `-2` ids."""
+
+    def __init__(self, path: str, day: date | None, canonical: bool, key: str, config: Config,
+                 defaults: dict[str, Any], problems: list[Problem], lines: list[str], in_fence: list[bool]):
+        self.path, self.day, self.canonical, self.key = path, day, canonical, key
+        self.tz: tzinfo = config.tz
+        self.types = config.types
+        self.defaults, self.problems, self.lines, self.in_fence = defaults, problems, lines, in_fence
+        self.per_minute: dict[str, int] = {}
+        self.prefix = f"{day.isoformat()}T" if canonical and day is not None else f"{key}@"
+
+    def entry(self, m: re.Match[str], idx: int, end: int) -> Event:
+        """The entry whose heading (matched by `m`) is line `idx`, running to line `end`."""
+        lines, path, day = self.lines, self.path, self.day
+        assert day is not None  # _typed reads no entry in an undated file
+        heading = m.string
+        lineno = idx + 1
+        hh, mm, ss = int(m["h"]), int(m["m"]), int(m["s"] or 0)
+        etype = m["type"].lower()
+        if etype not in self.types:
+            self.problems.append(Problem(
+                path, lineno, f"unknown entry type '{m['type']}'; known: {', '.join(self.types)} "
+                "(add more with [vault] extra_types)", code="MV005"))
+        rest = m["rest"]
+        title = rest.strip().lstrip("-\u2013\u2014:").strip() if rest else ""
+        body_end = end
+        while body_end > idx + 1 and not lines[body_end - 1].strip():
+            body_end -= 1
+        k, meta_lines = (trailing_meta(lines, self.in_fence, idx + 1, body_end)
+                         if ":" in lines[body_end - 1] else (body_end, None))
+        start = idx + 1
+        while start < k and not lines[start].strip():
+            start += 1
+        while k > start and not lines[k - 1].strip():
             k -= 1
-            continue
-        if in_fence[k - 1] or ":" not in line:
-            break
-        found = META_RE.match(line)
-        if found is None:
-            break
-        meta_lines.append((found["key"], found["value"], k))
-        k -= 1
-    start = idx + 1
-    while start < k and not lines[start].strip():
-        start += 1
-    while k > start and not lines[k - 1].strip():
-        k -= 1
-    content = "\n".join(lines[start:k])
+        content = "\n".join(lines[start:k])
+        minute = f"{self.prefix}{hh:02d}:{mm:02d}"
+        n = self.per_minute[minute] = self.per_minute.get(minute, 0) + 1
+        values: dict[str, Any] = {}
+        meta_tags: list[str] = []
+        reconfirms: tuple[str, ...] = ()
+        raw: dict[str, str] = {}
+        if meta_lines:
+            meta = Meta.read(meta_lines, path, self.tz, self.problems)
+            values, meta_tags, reconfirms, raw = meta.values, meta.tags, tuple(meta.reconfirms), meta.raw
+        explicit = values.get("id")
+        defaults = self.defaults
+        tags = defaults.get("tags", []) + meta_tags + inline_tags(content) if defaults or meta_tags or "#" in content else ()
+        return Event(
+            id=explicit or (minute if n == 1 else f"{minute}-{n}"),
+            type=etype,
+            timestamp=datetime(day.year, day.month, day.day, hh, mm, ss, tzinfo=self.tz),
+            content=content,
+            file=path,
+            line=lineno,
+            end_line=max(body_end, lineno),
+            title=title,
+            heading=heading,
+            confidence0=values.get("confidence", defaults.get("confidence", 1.0)),
+            tags=dedupe(tags) if tags else (),
+            links=dedupe(wikilinks(content)) if "[[" in content else (),
+            block_ids=dedupe(block_ids(content)) if "^" in content else (),
+            source=values.get("source", defaults.get("source")),
+            importance=values.get("importance", defaults.get("importance")),
+            expires=values.get("expires"),
+            scope=values.get("scope", defaults.get("scope")),
+            supersedes=values.get("supersedes"),
+            reconfirms=reconfirms,
+            explicit_id=explicit is not None,
+            meta=raw,
+        )
 
-    minute = f"{day.isoformat()}T{hh:02d}:{mm:02d}"
-    n = per_minute.get(minute, 0) + 1
-    per_minute[minute] = n
-    values: dict[str, Any] = {}
-    meta_tags: list[str] = []
-    reconfirms: tuple[str, ...] = ()
-    raw: dict[str, str] = {}
-    if meta_lines:
-        meta = _Meta(path, tz, problems)
-        for key, value, ln in reversed(meta_lines):
-            meta.add(key, value, ln)
-        values, meta_tags, reconfirms, raw = meta.values, meta.tags, tuple(meta.reconfirms), meta.raw
-    explicit = values.get("id")
-    tags = defaults.get("tags", []) + meta_tags + inline_tags(content) if defaults or meta_tags or "#" in content else ()
-    return Event(
-        id=explicit or (minute if n == 1 else f"{minute}-{n}"),
-        type=etype,
-        timestamp=datetime(day.year, day.month, day.day, hh, mm, ss, tzinfo=tz),
-        content=content,
-        file=path,
-        line=lineno,
-        end_line=max(body_end, lineno),
-        title=title,
-        heading=heading,
-        confidence0=values.get("confidence", defaults.get("confidence", 1.0)),
-        tags=dedupe(tags) if tags else (),
-        links=dedupe(wikilinks(content)) if "[[" in content else (),
-        block_ids=dedupe(block_ids(content)) if "^" in content else (),
-        source=values.get("source", defaults.get("source")),
-        importance=values.get("importance", defaults.get("importance")),
-        expires=values.get("expires"),
-        scope=values.get("scope", defaults.get("scope")),
-        supersedes=values.get("supersedes"),
-        reconfirms=reconfirms,
-        explicit_id=explicit is not None,
-        meta=raw,
-    )
 
 
 def _hidden_heading(
@@ -289,12 +341,3 @@ def _hidden_heading(
         problems.append(Problem(path, lineno, f"entry heading '## {m.string}' holds {', '.join(invisible_in(heading))}; "
                                 "remove it (memvault check --fix)", code="MV017"))
     return m
-
-
-def _bad_heading(heading: str, path: str, lineno: int, problems: list[Problem]) -> None:
-    if LOOKS_TIMED_RE.match(heading):
-        ascii_only = "" if heading.split()[0].isascii() else "; write the time in ASCII digits 0-9"
-        problems.append(Problem(path, lineno, f"malformed entry heading '## {heading}': expected '## HH:MM - Type'{ascii_only}",
-                                code="MV003"))
-    else:
-        problems.append(Problem(path, lineno, f"'## {heading}' is not an entry heading ('## HH:MM - Type'); its text is not an entry", "warning", "MV003"))

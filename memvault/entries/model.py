@@ -7,6 +7,9 @@ from datetime import datetime
 from typing import Any, Literal
 
 Severity = Literal["error", "warning", "info"]
+# The type of a note: a daily log's freeform section (docs/format.md "Notes"). Reserved: an
+# entry typed `Note` is a note too (never a candidate for a description reference).
+NOTE = "note"
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,10 +39,13 @@ class Problem:
 
 @dataclass(slots=True)
 class Event:
-    """One memory event: a daily-log entry or a curated MEMORY.md bullet.
+    """One memory event: a daily-log entry, a note (a freeform section of a log) or a curated
+    MEMORY.md bullet.
 
     `timestamp` is timezone-aware. `supersedes` and `reconfirms` hold the reference as
-    written; the resolved ids live in the vault's supersession graph.
+    written; the resolved ids live in the vault's supersession graph. A note's `path` holds
+    the headings above it and its own (below the file's title); its `heading` is set on the
+    first note of a section only, so a link to the heading names one note.
     """
 
     id: str
@@ -68,6 +74,11 @@ class Event:
     previous: str | None = None
     sources: tuple[str, ...] = ()
     meta: dict[str, str] = field(default_factory=dict)
+    path: tuple[str, ...] = ()
+
+    @property
+    def is_note(self) -> bool:
+        return self.type == NOTE
 
     @property
     def location(self) -> str:

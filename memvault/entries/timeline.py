@@ -109,6 +109,7 @@ class EventIndex:
         return self.events
 
     def _one(self, found: list[Event], missing: str) -> RefResult:
+        found = _typed_first(found)
         if len(found) == 1:
             return RefResult(found[0].id)
         if not found:
@@ -127,6 +128,10 @@ class EventIndex:
         exact = [e for e in day if _norm(e.heading) == want]
         if exact:
             return self._one(exact, "")
+        if "#" in anchor:  # Obsidian's nested form, `[[day#Parent#Child]]`: a note's heading path
+            path = [_norm(p) for p in anchor.split("#")]
+            nested = [e for e in day if e.heading and [_norm(p) for p in e.path[-len(path):]] == path]
+            return self._one(nested, f"no section '{anchor}' on {page}")
         clock = want.split(" ", 1)[0]
         if ":" in clock:
             hh, mm = clock.split(":")[:2]
@@ -141,8 +146,11 @@ class EventIndex:
         type_words = {w.rstrip("s") for w in words} & {"belief", "decision", "observation", "correction"}
         keys = {stem(w) for w in words if w not in STOPWORDS and w.rstrip("s") not in type_words}
         pool = self.by_date.get(date_m[1], []) if date_m else self._all_events(source)
+        # Notes are never what a description means: adding them must not change an answer.
         if source is not None:
-            pool = [e for e in pool if e is not source and _before(e, source)]
+            pool = [e for e in pool if e is not source and not e.is_note and _before(e, source)]
+        else:
+            pool = [e for e in pool if not e.is_note]
         if type_words:
             typed = [e for e in pool if e.type in type_words]
             pool = typed or pool
@@ -165,6 +173,14 @@ class EventIndex:
         if best > 0:  # a word or two in common is no match: say so, and show the closest
             return RefResult(reason=f"no earlier entry has half of its words; closest: {', '.join(top)}")
         return RefResult(reason=f"no earlier entry matches '{ref}'")
+
+
+def _typed_first(found: list[Event]) -> list[Event]:
+    """Entries and bullets when there are any, else notes: a heading, block or time that an
+    entry answers to means that entry, as it did before notes were read."""
+    if len(found) < 2 or not any(e.is_note for e in found):
+        return found
+    return [e for e in found if not e.is_note] or found
 
 
 def _label(event: Event) -> str:
@@ -348,6 +364,7 @@ class Timeline:
             "kind": event.kind,
             "timestamp": iso(event.timestamp),
             "title": event.title,
+            "path": list(event.path),
             "content": event.content,
             "confidence": float(f"{self.confidence(event, when):.6g}"),
             "confidence_0": event.confidence0,

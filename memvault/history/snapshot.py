@@ -33,15 +33,15 @@ from memvault.parsed import parser_fingerprint
 from memvault.sqlutil import in_chunks
 
 CACHE_FILE = "history.sqlite"
-SCHEMA = 2  # 2: live intervals stored beside the events
+SCHEMA = 3  # 2: live intervals stored beside the events; 3: a note's heading path
 # Event fields stored per cached event, in this order.
 FIELDS = (
     "id", "type", "timestamp", "content", "file", "line", "end_line", "kind", "title", "heading",
     "confidence0", "tags", "links", "block_ids", "source", "importance", "expires", "scope",
-    "supersedes", "reconfirms", "explicit_id", "category", "updated", "previous", "sources", "meta",
+    "supersedes", "reconfirms", "explicit_id", "category", "updated", "previous", "sources", "meta", "path",
 )  # fmt: skip
 TIME_FIELDS = {"timestamp", "expires", "updated"}
-TUPLE_FIELDS = {"tags", "links", "block_ids", "reconfirms", "sources"}
+TUPLE_FIELDS = {"tags", "links", "block_ids", "reconfirms", "sources", "path"}
 
 
 def blob_id(data: bytes) -> str:

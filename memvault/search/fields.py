@@ -19,11 +19,13 @@ def field_texts(event: Event, context: str = "") -> tuple[str, str, str, str, st
 
 
 def contexts(events: list[Event]) -> list[str]:
-    """Per event of one daily log (in file order), the text of the entries beside it.
+    """Per event of one daily log (in file order), the text of the entries beside it, and for
+    a note the headings above its own.
 
     A log is written in sequence, so an entry's neighbours say what it is about ("Yes, last
-    week!" answers the entry before it). Indexed as a low-weight field; curated bullets
-    stand alone and get none.
+    week!" answers the entry before it); a note's parent headings say so too (`Was passiert
+    ist` above `Build Action`). Indexed as a low-weight field; curated bullets stand alone
+    and get none.
     """
     out = []
     for i, ev in enumerate(events):
@@ -31,8 +33,14 @@ def contexts(events: list[Event]) -> list[str]:
             out.append("")
             continue
         near = [events[j].content for j in (i - 1, i + 1) if 0 <= j < len(events) and events[j].kind == "log"]
-        out.append("\n".join(near))
+        above = parent_headings(ev)
+        out.append("\n".join([above, *near] if above else near))
     return out
+
+
+def parent_headings(event: Event) -> str:
+    """The headings above a note's own (its title), as text; "" for entries and top-level notes."""
+    return " \u203a ".join(event.path[:-1]) if len(event.path) > 1 else ""
 
 
 def contexts_by_position(events: list[Event]) -> list[str]:

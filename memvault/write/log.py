@@ -178,7 +178,8 @@ def insert_entry(old: str, event: Event, rel: str, vault: ParsedVault) -> tuple[
     # By the minute: going in front of an entry of the same minute (10:00:30 before 10:00:45) would
     # renumber its default id (…T10:00 -> …T10:00-2), and references to it would move to the new one.
     minute = _minute(when)
-    later = [e for e in parsed.events if e.timestamp and _minute(e.timestamp) > minute]
+    # Entries only: a note's time (a `- 14:30` bullet) is inside a section, where no entry goes.
+    later = [e for e in parsed.events if e.timestamp and not e.is_note and _minute(e.timestamp) > minute]
     if later:
         at = later[0].line - 1
         new_lines = lines[:at] + block.rstrip("\n").split("\n") + [""] + lines[at:]

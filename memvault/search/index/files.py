@@ -16,7 +16,7 @@ from memvault.entries.model import Event, Problem
 from memvault.errors import UnsafePath
 from memvault.layout import open_file, walk
 from memvault.parsed import parse_bytes
-from memvault.search.fields import field_texts
+from memvault.search.fields import field_texts, parent_headings
 from memvault.search.index.engine import Doc, FileState
 from memvault.search.textproc import analyzed
 
@@ -81,7 +81,8 @@ def file_docs(rows: list[tuple[int, Event]]) -> list[Doc]:
         title, _, tags, extra, _ = field_texts(ev)
         near = [bodies[j] for j in (i - 1, i + 1)
                 if ev.kind == "log" and 0 <= j < len(rows) and rows[j][1].kind == "log"]
-        context = " ".join(b for b in near if b)
+        above = parent_headings(ev)
+        context = " ".join(b for b in ([analyzed(above)] if above else []) + near if b)
         docs.append((rowid, (analyzed(title), bodies[i], analyzed(tags), analyzed(extra), context)))
     return docs
 

@@ -61,7 +61,7 @@ CREATE TABLE IF NOT EXISTS terms (term TEXT PRIMARY KEY, docs INTEGER NOT NULL) 
 """
 
 DATETIME_FIELDS = ("timestamp", "expires", "updated")
-TUPLE_FIELDS = ("tags", "links", "block_ids", "reconfirms", "sources")
+TUPLE_FIELDS = ("tags", "links", "block_ids", "reconfirms", "sources", "path")
 
 
 def connect(path: Path) -> sqlite3.Connection:
