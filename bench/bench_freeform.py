@@ -259,7 +259,8 @@ def set_bound(chars: int) -> None:
     from memvault.entries import notes  # type: ignore[attr-defined]
 
     notes.BOUND = chars
-    notes.parts.__defaults__ = (chars,)
+    if notes.parts.__defaults__ != (None,):  # a default bound bound at definition time
+        notes.parts.__defaults__ = (chars,)
 
 
 def main(argv: list[str] | None = None) -> int:
