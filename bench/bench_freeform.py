@@ -11,7 +11,9 @@ fixture edit that moves an answer fails loudly). The vault is copied to a tempor
 index lives inside the vault) and each question is searched in-process, top 10, with access
 recording off so questions do not influence each other. A hit counts when it is in an answer's
 file and its line range covers that phrase's line; recall@k is the share of questions with such a
-hit in the top k, MRR the mean of 1/rank of the first one (0 past rank 10).
+hit in the top k, MRR the mean of 1/rank of the first one (0 past rank 10). A question is "hard"
+when fewer than half of its words are in any section that answers it (lower-cased words, English
+and German stopwords left out, no stemming): another language, or other words for the same thing.
 
 Two moments of asking: the morning after the last log (recency favours recent days, as when a
 person asks) and a year later (recency ~0: relevance, importance and confidence only).
@@ -47,11 +49,23 @@ GROUPS = ("all", "lang:en", "lang:de", "plain", "hard", "in:daily", "in:topic", 
           "in:curated")
 
 
+# Words that say nothing about where an answer is, in both languages of the fixtures.
+STOPWORDS = frozenset("""
+a an the and or of to in on at for from by with about as is are was were be been do does did
+what which who whom whose when where why how much many this that these those it its we our you your
+he she they his her their i me my after before over under into there here can could will would
+should get got has have had not no all any some one again now then than so if but also just only
+der die das den dem des ein eine einen einem einer und oder zu im in am an auf für von mit bei ist
+sind war wurde werden wird wie was wer wann wo warum welche welcher welches wir ihr sie er es ich
+nach vor über unter aus noch schon auch nur nicht kein keine muss müssen darf dürfen soll hat haben
+""".split())
+
+
 @dataclass(frozen=True)
 class Question:
     id: str
     lang: str
-    hard: bool
+    hard: bool  # most of the question's words are in no section that answers it (see `shared`)
     text: str
     file: str
     heading: str
@@ -108,15 +122,32 @@ def locate(root: Path, answer: dict[str, str]) -> int:
     return found[0]
 
 
+def section_text(root: Path, file: str, line: int) -> str:
+    """The text of the section (heading to next heading) holding `line`."""
+    lines = (root / file).read_text(encoding="utf-8").splitlines()
+    starts = [1] + [i for i, _ in headings(lines) if i > 1]
+    start = max(i for i in starts if i <= line)
+    end = min([i for i in starts if i > line] + [len(lines) + 1])
+    return "\n".join(lines[start - 1 : end - 1])
+
+
+def shared(question: str, text: str) -> float:
+    """The share of a question's words (lower-cased, no stemming, stopwords left out) in a text."""
+    words = set(WORD.findall(question.lower())) - STOPWORDS
+    return len(words & set(WORD.findall(text.lower()))) / max(1, len(words))
+
+
 def load_questions(root: Path, path: Path) -> list[Question]:
     out = []
     for raw in path.read_text(encoding="utf-8").splitlines():
         if raw.strip():
             q = json.loads(raw)
             a = q["answer"]
+            line = locate(root, a)
             also = tuple((b["file"], locate(root, b)) for b in q.get("also", []))
-            out.append(Question(q["id"], q["lang"], q["hard"], q["question"], a["file"], a["heading"],
-                                a["phrase"], locate(root, a), also))
+            hard = max(shared(q["question"], section_text(root, f, n)) for f, n in ((a["file"], line), *also)) < 0.5
+            out.append(Question(q["id"], q["lang"], hard, q["question"], a["file"], a["heading"],
+                                a["phrase"], line, also))
     return out
 
 
