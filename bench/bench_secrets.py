@@ -1,6 +1,7 @@
 """Benchmark the secret scan: recall and false-positive rate on the corpus, and throughput.
 
     python bench/bench_secrets.py [--events 20000] [--files 1000] [--runs 5] [--dir /tmp] [--baseline FILE]
+                                  [--src DIR] [--quality-only]
 
 Prints:
 - recall and false-positive rate on tests/data/secrets/positives.txt and negatives.txt, over
@@ -16,6 +17,12 @@ Prints:
   same text in the same run;
 - the worst case found on 1 MB pathological inputs (dense credential words), in s/MB.
 Medians of --runs runs; timings on a shared machine are noisy.
+
+With --src DIR the memvault package in DIR is measured instead of this checkout's, on this
+checkout's corpus: the scan before a change, e.g. before issue 12,
+`mkdir /tmp/before && git archive dc2abba memvault | tar -x -C /tmp/before`, then
+`--src /tmp/before`. The quality summary gives precision (of the rows flagged, the share that
+hold a secret), recall and the false-positive rate over all rows.
 """
 
 from __future__ import annotations
@@ -29,15 +36,29 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent)]
+
+
+def _early_src(argv: list[str]) -> list[str]:
+    """--src DIR must be on sys.path before memvault is imported."""
+    for i, arg in enumerate(argv):
+        if arg == "--src" and i + 1 < len(argv):
+            return [str(Path(argv[i + 1]).resolve())]
+        if arg.startswith("--src="):
+            return [str(Path(arg.split("=", 1)[1]).resolve())]
+    return []
+
+
+sys.path[:0] = [str(HERE), *_early_src(sys.argv), str(HERE.parent)]
 
 from synth import generate  # noqa: E402  (bench/synth.py, the shared generator)
 
+import memvault  # noqa: E402
 from memvault.check.secrets.scan import find_secrets  # noqa: E402
 from tests.helpers_secrets import CORPUS, corpus  # noqa: E402
 
 PATHOLOGICAL = ["PIN: ", "cvv ", "password ", "password=", "key is ", "the password for ", "a://a:b@",
-                "sshpass -p x ", "--password x ", "AccountKey=", "\u200b", "AAAAAAAAAAAAAAA ", ":", "a"]
+                "sshpass -p x ", "--password x ", "AccountKey=", "\u200b", "AAAAAAAAAAAAAAA ", ":", "a",
+                "hunter2 is the wifi password ", "| password | ", "seed phrase: ", "abandon ", "post_id: "]
 
 
 def rounds(name: str) -> dict[int, int]:
@@ -51,6 +72,9 @@ def rounds(name: str) -> dict[int, int]:
 
 
 def quality() -> None:
+    print(f"scan: {Path(memvault.__file__).parent}")
+    flagged: dict[str, int] = {}
+    total: dict[str, int] = {}
     for name, want in (("positives.txt", True), ("negatives.txt", False)):
         rows = corpus(name)
         of_round = rounds(name)
@@ -68,6 +92,12 @@ def quality() -> None:
         print(f"{name}: {what} {rate(len(wrong), len(rows)):.3f} over {len(rows)} rows ({'; '.join(parts)})")
         for case, cat, text in wrong:
             print(f"   {'missed' if want else 'flagged'} {case} [{cat}] {text[:90]!r}")
+        total[name] = len(rows)
+        flagged[name] = len(rows) - len(wrong) if want else len(wrong)
+    tp, fp = flagged["positives.txt"], flagged["negatives.txt"]
+    print(f"all rows: precision {tp / max(tp + fp, 1):.3f} ({tp}/{tp + fp}), recall {tp / total['positives.txt']:.3f} "
+          f"({tp}/{total['positives.txt']}), false-positive rate {fp / total['negatives.txt']:.3f} "
+          f"({fp}/{total['negatives.txt']})")
 
 
 def timed(fn, runs: int) -> float:
@@ -131,10 +161,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--dir", type=Path, default=Path("/tmp"))
     ap.add_argument("--baseline", type=Path, help="another secretscan.py to time on the same text")
+    ap.add_argument("--src", type=Path, help="measure the memvault package in DIR (e.g. an older version)")
+    ap.add_argument("--quality-only", action="store_true", help="only the corpus figures")
     args = ap.parse_args(argv)
     quality()
-    throughput(args.dir, args.events, args.files, args.runs, args.baseline)
-    worst_case()
+    if not args.quality_only:
+        throughput(args.dir, args.events, args.files, args.runs, args.baseline)
+        worst_case()
     return 0
 
 

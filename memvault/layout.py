@@ -1,6 +1,7 @@
 """The vault's file layout, and the one rule for reaching its files.
 
-The vault's files are `MEMORY.md` and `memory/**/*.md` under the vault's root. The rule:
+The vault's files are the Markdown files its `Selection` selects: `MEMORY.md` and
+`memory/**/*.md` unless `[vault] include`/`exclude` in memvault.toml say otherwise. The rule:
 **memvault reads and writes only regular files reached through real folders inside the
 vault; it never follows a symbolic link.** A link anywhere on the way (`MEMORY.md`,
 `memory/`, a subfolder, a daily log), wherever it points, is not read, a write to or
@@ -21,14 +22,21 @@ swaps a folder for a link in between (such a process could write the files itsel
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from fnmatch import fnmatchcase
+from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from memvault.entries.model import Problem
+from memvault.entries.naming import log_name
 from memvault.errors import InputError, UnsafePath
 from memvault.fsio import DERIVED_DIR
+
+if TYPE_CHECKING:
+    from memvault.config.core import Config
 
 MEMORY_FILE = "MEMORY.md"
 LOG_DIR = "memory"
@@ -36,21 +44,201 @@ SKIP_DIRS = frozenset({".git", DERIVED_DIR, ".obsidian", ".trash", "node_modules
 LINK, NOT_FILE, UNREADABLE = "MV110", "MV111", "MV100"
 _OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
-
-def is_vault_markdown(relpath: str) -> bool:
-    """True for the names of vault files: MEMORY.md and memory/**/*.md, no hidden part."""
-    if relpath == MEMORY_FILE:
-        return True
-    parts = relpath.split("/")
-    return (
-        len(parts) >= 2 and parts[0] == LOG_DIR and parts[-1].endswith(".md")
-        and not any(p.startswith(".") or p in SKIP_DIRS for p in parts)
-    )
+DEFAULT_INCLUDE = (MEMORY_FILE, f"{LOG_DIR}/**/*.md")
+# The files OpenClaw loads into every session besides MEMORY.md (its src/agents/workspace.ts):
+# read as notes with `[vault] workspace_files = true`.
+WORKSPACE_FILES = ("AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "HEARTBEAT.md", "BOOTSTRAP.md")
+_GLOB = re.compile(r"[*?\[]")
 
 
-def in_layout(relpath: str) -> bool:
-    """True for MEMORY.md, memory/ and anything below it: where a link is never followed."""
-    return relpath in (MEMORY_FILE, LOG_DIR) or relpath.startswith(LOG_DIR + "/")
+# -- which files --------------------------------------------------------------------------
+
+def _part_regex(part: str) -> str:
+    """One path component of a glob as a regex: `*` and `?` never cross a `/`."""
+    out, i = [], 0
+    while i < len(part):
+        ch = part[i]
+        if ch == "*":
+            out.append("[^/]*")
+        elif ch == "?":
+            out.append("[^/]")
+        elif ch == "[" and (end := part.find("]", i + 2)) != -1:
+            body = part[i + 1 : end]
+            negate = body[:1] in ("!", "^")
+            body = body[1:] if negate else body
+            out.append("[" + ("^/" if negate else "") + body.replace("\\", "\\\\") + "]")
+            i = end
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    return "".join(out)
+
+
+def glob_regex(pattern: str) -> str:
+    """A vault-relative glob as a regex matching the paths it names *and everything below
+    them*, so a pattern naming a folder (`memory/archive`) covers its files. `**` as a whole
+    component is any number of folders."""
+    parts = pattern.strip("/").split("/")
+    out = []
+    for k, part in enumerate(parts):
+        last = k == len(parts) - 1
+        if part == "**":
+            out.append("[^/]+(?:/[^/]+)*" if last else "(?:[^/]+/)*")
+        else:
+            out.append(_part_regex(part) + ("" if last else "/"))
+    return "".join(out) + "(?:/.+)?"
+
+
+def _could_hold(pattern: str, folder: list[str]) -> bool:
+    """True when some path below `folder` (its components) can match `pattern`."""
+    parts = pattern.strip("/").split("/")
+    for k, name in enumerate(folder):
+        if k == len(parts):
+            return True  # the pattern names an ancestor folder: it covers everything below
+        if parts[k] == "**":
+            return True
+        if not fnmatchcase(name, parts[k]):
+            return False
+    return True
+
+
+def _day_folder(parts: list[str]) -> bool:
+    """True for `memory`, `memory/YYYY` and `memory/YYYY/MM`: where a day's own file may be."""
+    return (parts[0] == LOG_DIR and len(parts) <= 3 and all(len(p) == n and p.isascii() and p.isdigit()
+                                                              for p, n in zip(parts[1:], (4, 2), strict=False)))
+
+
+class Selection:
+    """Which Markdown files are the vault's: `[vault] include` minus `[vault] exclude`.
+
+    MEMORY.md and the days' own files (`memory/[YYYY/[MM/]]YYYY-MM-DD.md`: where `log` and
+    `curate` write) are always read. Only `.md` files are read, never one with a hidden
+    name or under a skipped folder (SKIP_DIRS), whatever the globs say. Build it with
+    `Selection.of(config)` (cached); the watcher, the index, history, check and the hook all
+    ask the same object, so they agree on one set of files."""
+
+    def __init__(self, include: tuple[str, ...] = DEFAULT_INCLUDE, exclude: tuple[str, ...] = ()):
+        self.include, self.exclude = tuple(include), tuple(exclude)  # never changed afterwards
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Selection) and (self.include, self.exclude) == (other.include, other.exclude)
+
+    def __hash__(self) -> int:
+        return hash((self.include, self.exclude))
+
+    def __repr__(self) -> str:
+        return f"Selection(include={self.include!r}, exclude={self.exclude!r})"
+
+    @staticmethod
+    def of(config: Config | None) -> Selection:
+        """The selection `[vault]` in `config` makes (the default without one); one object per
+        setting, so every reader of one vault shares it."""
+        vault = config.section("vault") if config is not None else {}
+        include = tuple(vault.get("include", DEFAULT_INCLUDE))
+        if vault.get("workspace_files"):
+            include += tuple(f for f in WORKSPACE_FILES if f not in include)
+        return _selection(include, tuple(vault.get("exclude", ())))
+
+    # Compiled on first use: the walk under memory/ (`covers`) needs no regex, so a warm
+    # search never compiles one.
+    @cached_property
+    def _inc(self) -> Callable[[str], re.Match[str] | None]:
+        inc = "|".join(glob_regex(p) for p in self.include) or "(?!)"
+        return re.compile(f"(?:{inc})\\Z").match
+
+    @cached_property
+    def _exc(self) -> Callable[[str], re.Match[str] | None] | None:
+        exc = "|".join(glob_regex(p) for p in self.exclude)
+        return re.compile(f"(?:{exc})\\Z").match if exc else None
+
+    def selects(self, relpath: str) -> bool:
+        """True for the vault-relative path of a file memvault reads."""
+        if not relpath.endswith(".md"):
+            return False
+        parts = relpath.split("/")
+        if any(not p or p.startswith(".") or p in SKIP_DIRS for p in parts):
+            return False
+        return self.picks(relpath)
+
+    def picks(self, relpath: str) -> bool:
+        """`selects` for a path already known to be a visible `.md` file (the walk's case)."""
+        if self._inc(relpath) and (self._exc is None or not self._exc(relpath)):
+            return True
+        return relpath == MEMORY_FILE or log_name(relpath).canonical
+
+    def may_hold(self, folder: str) -> bool:
+        """True for a vault-relative folder ("" is the vault) that can hold files it selects."""
+        rel = folder.strip("/")
+        if not rel:
+            return True
+        parts = rel.split("/")
+        if any(p.startswith(".") or p in SKIP_DIRS for p in parts):
+            return False
+        if _day_folder(parts):
+            return True  # where the days' own files are: always read
+        if self._exc is not None and self._exc(rel):
+            return False
+        return any(_could_hold(p, parts) for p in self.include)
+
+    def covers(self, folder: str) -> bool:
+        """True when every visible `.md` file below `folder` is selected (the walk then
+        skips the per-file test): an include `DIR/**/*.md`, `DIR/**` or `DIR` over it and
+        no exclude that can reach into it."""
+        parts = folder.strip("/").split("/")
+        if any(_could_hold(p, parts) for p in self.exclude):
+            return False
+        for p in self.include:
+            base = p.removesuffix("/**/*.md").removesuffix("/**")
+            if not _GLOB.search(base) and (folder == base or folder.startswith(base + "/")):
+                return True
+        return False
+
+    def reaches(self, relpath: str) -> bool:
+        """True for a path where a symbolic link would stand for a vault file or folder (a
+        link is never followed there, and is reported)."""
+        return relpath == MEMORY_FILE or self.selects(relpath) or self.may_hold(relpath)
+
+    @property
+    def roots(self) -> tuple[str, ...]:
+        """Top-level folders to walk (recursively); "" when a glob starts at the vault root."""
+        out = [LOG_DIR]
+        for p in self.include:
+            head, sep, _ = p.strip("/").partition("/")
+            if not sep and head.endswith(".md"):
+                continue  # a file in the vault folder (`top_files`)
+            out.append("" if _GLOB.search(head) else head)  # a folder, or a glob that may name one
+        return tuple(dict.fromkeys(out))
+
+    @property
+    def top_files(self) -> bool:
+        """True when files directly in the vault folder other than MEMORY.md can be selected."""
+        return any("/" not in p.strip("/") and p.endswith(".md") and p != MEMORY_FILE
+                   for p in self.include) or "" in self.roots
+
+    @property
+    def pathspecs(self) -> tuple[str, ...]:
+        """git pathspecs (vault-relative literal prefixes) covering every selected file; the
+        answers are still filtered with `selects`."""
+        specs = [MEMORY_FILE, LOG_DIR]
+        for p in self.include:
+            literal = []
+            for part in p.strip("/").split("/"):
+                if _GLOB.search(part):
+                    break
+                literal.append(part)
+            if not literal:
+                return (".",)
+            specs.append("/".join(literal))
+        kept = sorted(set(specs))
+        return tuple(s for s in kept if not any(s.startswith(o + "/") for o in kept))
+
+
+@lru_cache(maxsize=64)
+def _selection(include: tuple[str, ...], exclude: tuple[str, ...]) -> Selection:
+    return Selection(include, exclude)
+
+
+DEFAULT = Selection()
 
 
 # -- problems -----------------------------------------------------------------------------
@@ -121,11 +309,11 @@ def problem_at(root: str | os.PathLike[str], rel: str, *, folder: bool = False) 
 # -- listing ------------------------------------------------------------------------------
 
 def walk(root: str | os.PathLike[str], problems: list[Problem] | None = None,
-         folders: Iterable[str] | None = None, *, with_stat: bool = False,
+         folders: Iterable[str] | None = None, *, with_stat: bool = False, selection: Selection = DEFAULT,
          ) -> Iterator[tuple[str, os.stat_result | None]]:
-    """(vault-relative path, lstat or None) of every vault file memvault reads: MEMORY.md
-    and memory/**/*.md (or the files under `folders`, given as vault-relative folders),
-    skipping hidden names. What it skips by the rule goes to `problems`."""
+    """(vault-relative path, lstat or None) of every vault file memvault reads: the files
+    `selection` selects (by default MEMORY.md and memory/**/*.md), or those under `folders`,
+    given as vault-relative folders. What it skips by the rule goes to `problems`."""
     note = problems.append if problems is not None else (lambda p: None)
     base = os.fspath(root)
     stack: list[str] = []
@@ -133,27 +321,39 @@ def walk(root: str | os.PathLike[str], problems: list[Problem] | None = None,
         memory = _root_file(base, note)
         if memory is not None:
             yield MEMORY_FILE, memory if with_stat else None
-        folders = [LOG_DIR]
+        roots = selection.roots
+        if "" in roots:  # a glob from the vault folder down: list everything from the top
+            stack.append("")
+            roots = ()
+        elif selection.top_files:
+            yield from _listing(base, "", None, note, with_stat, selection)
+        folders = list(roots)
     for folder in sorted(folders, reverse=True):
         bad = problem_at(base, folder, folder=True)
         if bad is not None:
             note(bad)
-        elif os.path.isdir(os.path.join(base, folder)):
+        elif os.path.isdir(os.path.join(base, folder)) and selection.may_hold(folder):
             stack.append(folder)
     while stack:  # plain strings, not Path objects: search runs this on every call
-        rel_dir = stack.pop()
-        try:
-            with os.scandir(os.path.join(base, rel_dir)) as listing:
-                entries = sorted(listing, key=_name)
-        except FileNotFoundError:
-            continue  # removed since its parent was listed
-        except OSError as exc:
-            note(_unreadable(rel_dir, exc, folder=True))
-            continue
-        for entry in entries:
-            found = _entry(base, entry, f"{rel_dir}/{entry.name}", stack, note, with_stat)
-            if found is not None:
-                yield found
+        yield from _listing(base, stack.pop(), stack, note, with_stat, selection)
+
+
+def _listing(base: str, rel_dir: str, stack: list[str] | None, note: Callable[[Problem], None],
+             with_stat: bool, selection: Selection) -> list[tuple[str, os.stat_result | None]]:
+    """The selected files in one folder; its subfolders that may hold some go on `stack`
+    (None: files only). A list, not a generator: search walks 5,000 files on every call."""
+    try:
+        with os.scandir(os.path.join(base, rel_dir)) as listing:
+            entries = sorted(listing, key=_name)
+    except FileNotFoundError:
+        return []  # removed since its parent was listed
+    except OSError as exc:
+        note(_unreadable(rel_dir, exc, folder=True))
+        return []
+    every = selection.covers(rel_dir) if rel_dir else False  # no per-file test below memory/
+    prefix = rel_dir + "/" if rel_dir else ""
+    found = [_entry(base, entry, prefix + entry.name, stack, note, with_stat, selection, every) for entry in entries]
+    return [f for f in found if f is not None]
 
 
 def _name(entry: os.DirEntry[str]) -> str:
@@ -175,23 +375,24 @@ def _root_file(base: str, note: Callable[[Problem], None]) -> os.stat_result | N
     return None
 
 
-def _entry(base: str, entry: os.DirEntry[str], rel: str, stack: list[str], note: Callable[[Problem], None],
-           with_stat: bool,
+def _entry(base: str, entry: os.DirEntry[str], rel: str, stack: list[str] | None, note: Callable[[Problem], None],
+           with_stat: bool, selection: Selection, every: bool,
            ) -> tuple[str, os.stat_result | None] | None:
     """One listed name: a file to yield, a folder to descend into (pushed), or skipped."""
     name = entry.name
-    if name.startswith(".") or name in SKIP_DIRS:
+    if name.startswith(".") or name in SKIP_DIRS or rel == MEMORY_FILE:  # MEMORY.md: see _root_file
         return None
     try:
         if entry.is_symlink():
-            # a link named like a log, or to a folder, would hide or pull in entries: say so
-            if name.endswith(".md") or os.path.isdir(entry.path):
+            # a link where a vault file or folder could be would hide or pull in entries: say so
+            if selection.selects(rel) or (os.path.isdir(entry.path) and selection.may_hold(rel)):
                 note(link_problem(base, rel))
             return None
         if entry.is_dir(follow_symlinks=False):
-            stack.append(rel)
+            if stack is not None and selection.may_hold(rel):
+                stack.append(rel)
             return None
-        if not name.endswith(".md"):
+        if not name.endswith(".md") or not (every or selection.picks(rel)):
             return None
         if not entry.is_file(follow_symlinks=False):
             note(_not_file(rel, entry.stat(follow_symlinks=False).st_mode, want_dir=False))
@@ -201,9 +402,10 @@ def _entry(base: str, entry: os.DirEntry[str], rel: str, stack: list[str], note:
         return None  # removed between the listing and the look
 
 
-def iter_markdown(root: str | os.PathLike[str], problems: list[Problem] | None = None) -> Iterator[str]:
+def iter_markdown(root: str | os.PathLike[str], problems: list[Problem] | None = None, *,
+                  selection: Selection = DEFAULT) -> Iterator[str]:
     """Vault-relative POSIX paths of the files memvault reads (see `walk`)."""
-    for rel, _ in walk(root, problems):
+    for rel, _ in walk(root, problems, selection=selection):
         yield rel
 
 
@@ -254,7 +456,8 @@ def writable(root: str | os.PathLike[str], rel: str) -> Path:
 
 # -- command-line paths -------------------------------------------------------------------
 
-def vault_paths(root: Path, given: Sequence[str], problems: list[Problem] | None = None) -> list[str]:
+def vault_paths(root: Path, given: Sequence[str], problems: list[Problem] | None = None, *,
+                selection: Selection = DEFAULT) -> list[str]:
     """PATHS (files or folders, relative to the current directory) -> vault-relative files.
 
     A link among them is not followed: it goes to `problems` (as do the links and unreadable
@@ -268,16 +471,18 @@ def vault_paths(root: Path, given: Sequence[str], problems: list[Problem] | None
             note(bad)
         elif rel == "" or (root / rel).is_dir():
             inside: list[Problem] = []
-            out.extend(p for p in iter_markdown(root, inside) if rel == "" or p.startswith(rel + "/"))
+            out.extend(p for p in iter_markdown(root, inside, selection=selection) if rel == "" or p.startswith(rel + "/"))
             for p in inside:
                 if rel == "" or p.path == rel or p.path.startswith(rel + "/"):
                     note(p)
         elif not (root / rel).exists():
             raise InputError(f"{item}: no such file")
-        elif is_vault_markdown(rel):
+        elif selection.selects(rel):
             out.append(rel)
         else:
-            raise InputError(f"{item} is not a vault file (MEMORY.md or memory/**/*.md)")
+            but = f" minus {', '.join(selection.exclude)}" if selection.exclude else ""
+            raise InputError(f"{item} is not a vault file: the vault reads {', '.join(selection.include)}{but} "
+                             "([vault] include/exclude in memvault.toml)")
     return sorted(dict.fromkeys(out))
 
 

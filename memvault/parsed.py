@@ -9,29 +9,34 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from memvault.config.core import CONFIG_NAME, Config
 from memvault.derived_db import source_fingerprint
-from memvault.entries.daily import log_date, parse_log
+from memvault.entries.daily import parse_log
 from memvault.entries.markdown import ParsedFile
 from memvault.entries.memory_md import parse_memory
 from memvault.entries.model import NOTE, Event, Problem
-from memvault.entries.naming import name_day
+from memvault.entries.naming import log_name, name_day
 from memvault.entries.timeline import Timeline
 from memvault.errors import InputError, NotFoundError, UnsafePath, VaultNotFound
 from memvault.fsio import DERIVED_DIR, decode_text
 from memvault.layout import (
     LOG_DIR,
     MEMORY_FILE,
+    Selection,
     iter_markdown,
-    read_file,
+    open_file,
 )
 
-__all__ = ["BIG_FILE", "ENV_VAR", "ParsedVault", "discover", "looks_like_memory", "parse_bytes", "parse_path", "parse_text",
+if TYPE_CHECKING:
+    from memvault.filedates import FileDates
+
+__all__ = ["BIG_FILE", "ENV_VAR", "ParsedVault", "by_day", "discover", "looks_like_memory", "parse_bytes",
+           "parse_path", "parse_text",
            "parser_fingerprint"]
 
 ENV_VAR = "MEMVAULT_VAULT"
@@ -99,29 +104,35 @@ def _holds_dated_log(folder: Path, depth: int) -> bool:
     )
 
 
-def parse_text(text: str, relpath: str, config: Config) -> ParsedFile:
-    """Parse a file's text by what it is: MEMORY.md or a daily log."""
+def parse_text(text: str, relpath: str, config: Config, file_date: date | None = None) -> ParsedFile:
+    """Parse a file's text by what it is: MEMORY.md, or a log (any other vault Markdown).
+
+    `file_date` dates a file whose name carries no day (`FileDates.of`)."""
     if relpath == MEMORY_FILE:
         return parse_memory(text, relpath, config)
-    return parse_log(text, relpath, config)
+    return parse_log(text, relpath, config, file_date=file_date)
 
 
-def parse_path(root: Path, relpath: str, config: Config) -> ParsedFile:
-    """Read and parse one vault file; unreadable files become problems, never exceptions."""
+def parse_path(root: Path, relpath: str, config: Config, dates: FileDates | None = None) -> ParsedFile:
+    """Read and parse one vault file (dated by `dates` when its name carries no day);
+    unreadable files become problems, never exceptions."""
     try:
-        raw = read_file(root, relpath)
+        with open_file(root, relpath) as fh:
+            raw = fh.read()
+            mtime = os.fstat(fh.fileno()).st_mtime
     except UnsafePath as exc:  # a link or not a file: never read (see layout.py)
         return ParsedFile(relpath, "log", problems=[exc.problem])
     except OSError as exc:
         return ParsedFile(relpath, "log", problems=[Problem(relpath, 1, f"cannot read file: {exc.strerror}", code="MV100")])
-    return parse_bytes(raw, relpath, config)[1]
+    day = dates.of(relpath, mtime) if dates is not None else None
+    return parse_bytes(raw, relpath, config, day)[1]
 
 
-def parse_bytes(raw: bytes, relpath: str, config: Config) -> tuple[str, ParsedFile]:
+def parse_bytes(raw: bytes, relpath: str, config: Config, file_date: date | None = None) -> tuple[str, ParsedFile]:
     """A file's bytes decoded (its text, LF, no BOM) and parsed; undecodable bytes are MV102
     warnings (first), a very large file MV103 (last)."""
     text, notes = decode_text(raw)
-    parsed = parse_text(text, relpath, config)
+    parsed = parse_text(text, relpath, config, file_date)
     parsed.problems[:0] = [Problem(relpath, line, msg, "warning", "MV102") for line, msg in notes]
     if len(raw) > BIG_FILE:
         parsed.problems.append(Problem(
@@ -150,15 +161,31 @@ def by_stem(paths: Iterable[str]) -> dict[str, list[str]]:
     return out
 
 
-def duplicate_dates(stems: dict[str, list[str]]) -> list[Problem]:
-    """MV006: every daily log that shares its date with another one (in another folder).
+def by_day(paths: Iterable[str]) -> dict[str, list[str]]:
+    """ISO day -> every file whose name carries that day: the day's own file, its topic
+    files (`2026-01-26-topic.md`) and its archive (`archive/2026-01-26.md`)."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for path in paths:
+        day = log_name(path).day
+        if day is not None:
+            out[day.isoformat()].append(path)
+    return out
+
+
+def duplicate_dates(paths: Iterable[str]) -> list[Problem]:
+    """MV006: every day's own file (`memory/[YYYY/[MM/]]YYYY-MM-DD.md`) that shares its day
+    with another one. A topic file or an archive of the same day is no duplicate: it holds
+    other (or older) material of that day.
 
     Judged from file names alone, so a partial check (which parses few files) finds the same."""
+    days: dict[str, list[str]] = defaultdict(list)
+    for path in paths:
+        name = log_name(path)
+        if name.canonical:
+            days[name.key].append(path)
     out = []
-    for day, group in stems.items():
-        if len(group) < 2 or log_date(day + ".md") is None:
-            continue
-        for path in group:
+    for day, group in days.items():
+        for path in group if len(group) > 1 else ():
             others = ", ".join(p for p in group if p != path)
             out.append(Problem(path, 1, f"another daily log for {day}: {others}; merge them into one file", code="MV006"))
     return out
@@ -194,14 +221,26 @@ class ParsedVault:
 
     # -- parsing -----------------------------------------------------------------------
 
+    @cached_property
+    def selection(self) -> Selection:
+        """Which files are the vault's (`[vault] include`/`exclude`)."""
+        return Selection.of(self.config)
+
+    @cached_property
+    def dates(self) -> FileDates:
+        """The days of files whose names carry none (first commit, else mtime)."""
+        from memvault.filedates import FileDates  # not at import: a warm search parses nothing
+
+        return FileDates(self.root, self.selection, self.config.tz)
+
     def paths(self, skipped: list[Problem] | None = None) -> list[str]:
         """The vault files memvault reads; what the layout rule skips goes to `skipped`."""
-        return list(iter_markdown(self.root, skipped))
+        return list(iter_markdown(self.root, skipped, selection=self.selection))
 
     @cached_property
     def files(self) -> dict[str, ParsedFile]:
         self._skipped: list[Problem] = []
-        return {rel: parse_path(self.root, rel, self.config) for rel in self.paths(self._skipped)}
+        return {rel: parse_path(self.root, rel, self.config, self.dates) for rel in self.paths(self._skipped)}
 
     @property
     def skipped(self) -> list[Problem]:
@@ -220,21 +259,23 @@ class ParsedVault:
     @property
     def problems(self) -> list[Problem]:
         found = [p for f in self.files.values() for p in f.problems] + self.skipped
-        found += duplicate_dates(by_stem(self.files))
+        found += duplicate_dates(self.files)
         found += self.timeline.problems
         return sorted(found, key=lambda p: (p.path, p.line))
 
     def log_path_for(self, day_iso: str) -> Path:
-        """The existing daily log for a date (in any subfolder), else a new one laid out like
-        the latest existing log: `memory/DATE.md`, `memory/YYYY/DATE.md` or `memory/YYYY/MM/DATE.md`."""
-        name = f"{day_iso}.md"
+        """The day's own file if it exists, else a new one laid out like the latest day's own
+        file: `memory/DATE.md`, `memory/YYYY/DATE.md` or `memory/YYYY/MM/DATE.md`. Topic
+        files and archives of the day are never written to."""
         latest: tuple[str, str] | None = None
-        for rel in self.paths():
-            base = rel.rsplit("/", 1)[-1]
-            if base == name and log_date(name):
+        for rel in sorted(self.paths()):
+            name = log_name(rel)
+            if not name.canonical:
+                continue
+            if name.key == day_iso:
                 return self.root / rel
-            if log_date(base) and (latest is None or base > latest[0]):
-                latest = (base, rel)
+            if latest is None or name.key > latest[0]:
+                latest = (name.key, rel)
         return self.root / new_log_path(day_iso, latest[1] if latest else None)
 
     # -- queries -----------------------------------------------------------------------

@@ -16,6 +16,11 @@ ALPHABETS = {
     "upper": string.ascii_uppercase + string.digits,
     "lower": string.ascii_lowercase + string.digits,
     "digits": string.digits,
+    # base58 (Bitcoin/Solana addresses and keys: no 0, O, I, l), mixed-case hex (EIP-55
+    # Ethereum addresses) and bech32 (bc1 addresses)
+    "b58": "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz",
+    "xdigit": "0123456789abcdefABCDEF",
+    "bech32": "qpzry9x8gf2tvdw0s3jn54khce6mua7l",
 }
 ESCAPE_RE = re.compile(r"\\(n|u[0-9a-fA-F]{4}|\\)")
 SLOT_RE = re.compile(r"\{\{(\w+)(?::(\d+))?\}\}")
@@ -39,7 +44,7 @@ def expand_with_fills(template: str, seed: int) -> tuple[str, list[str]]:
         while True:
             value = "".join(rng.choice(alphabet) for _ in range(n))
             # random strings must have the mix a real token has (upper, lower and digit)
-            if kind not in ("rand", "b64", "b64url") or n < 8 or (
+            if kind not in ("rand", "b64", "b64url", "b58") or n < 8 or (
                 any(c.isupper() for c in value) and any(c.islower() for c in value)
                 and any(c.isdigit() for c in value)
             ):

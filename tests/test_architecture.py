@@ -22,7 +22,7 @@ LAYERS: list[set[str]] = [
     {"fsio", "derived_db"},
     {"config", "gitio"},
     {"entries"},
-    {"layout"},
+    {"layout", "filedates"},
     {"parsed"},
     {"check", "search"},
     {"write"},
@@ -36,6 +36,7 @@ ALSO = {
     ("history", "search"),  # as-of ranking is search's ranking at another time
     ("curate", "search"),   # curate reads access counts
     ("watch", "search"),    # the watcher keeps the index current
+    ("filedates", "layout"),  # dating asks git about the selected files only
 }
 
 

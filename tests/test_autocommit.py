@@ -50,6 +50,14 @@ def test_message_counts_entries_in_one_file(vault):
     assert subjects(vault.root)[0] == f"memvault: +3 entries in {DAY}"
 
 
+def test_message_counts_notes_apart_from_entries(vault):
+    write(vault.root, DAY, "# 2026-02-21 - Umzug\n\n" + entry("09:15", "Atlas")
+          + "## Was passiert ist\n- Kartons bestellt\n\n## Log\n- 14:30 Anruf beim Vermieter\n")
+    done = commit_vault(vault.root, vault.config)
+    assert done.message.splitlines()[0] == f"memvault: +1 entry, +2 notes in {DAY}"
+    assert "+ 2026-02-21 14:30 note: - 14:30 Anruf beim Vermieter" in done.message
+
+
 def test_edits_removals_and_several_files(vault):
     write(vault.root, DAY, "# 2026-02-21\n\n" + entry("09:15", "Atlas") + entry("10:00", "B"))
     commit_vault(vault.root, vault.config)
@@ -129,3 +137,20 @@ def test_message_without_entry_changes_and_pure_helpers():
     out = "R  memory/new.md\0memory/old.md\0?? memory/n.md\0 D memory/d.md\0 M MEMORY.md\0"
     assert parse_porcelain(out) == [("A", "memory/new.md"), ("D", "memory/old.md"), ("A", "memory/n.md"),
                                     ("D", "memory/d.md"), ("M", "MEMORY.md")]
+
+
+def test_commits_what_the_vault_selects_and_nothing_else(vault):
+    """Issue 12: `[vault]` settings decide what `watch --commit` commits, as they decide what is read."""
+    write(vault.root, "memvault.toml", '[vault]\ntimezone = "UTC"\nworkspace_files = true\nexclude = ["memory/drafts"]\n')
+    git(vault.root, "add", "memvault.toml")
+    git(vault.root, "commit", "-q", "-m", "settings")
+    vault = Vault.open(vault.root)
+    write(vault.root, "AGENTS.md", "# AGENTS.md\n\n" + entry("09:00", "Answer in German", "Decision"))
+    write(vault.root, "README.md", "# readme\n")
+    write(vault.root, "memory/drafts/halb.md", "# halb fertig\n")
+    write(vault.root, "memory/projects/ideen.md", "# Ideen\n\n" + entry("10:00", "Regal bauen"))
+    done = commit_vault(vault.root, vault.config)
+    assert committed_files(vault.root) == {"AGENTS.md", "memory/projects/ideen.md"}
+    assert "+ " in done.message and "Answer in German" in done.message and "Regal bauen" in done.message
+    left = git(vault.root, "status", "--porcelain", "--untracked-files=all").splitlines()
+    assert sorted(left) == [" M README.md", "?? memory/drafts/halb.md"]  # the template's README, an excluded draft

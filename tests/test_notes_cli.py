@@ -80,6 +80,7 @@ def test_list_and_show_notes(vault, runner):
         "2026-02-02#_", "2026-02-02#was-passiert-ist/heizung", "2026-02-02#log@08:30", "2026-02-02#log@14:30"]
     assert all(d["type"] == "note" and d["kind"] == "log" for d in listed)
     assert [d["id"] for d in as_json(runner, "list", "--type", "decision", "--all")] == ["2026-02-02T16:00"]
+    assert run(runner, "list", "--all").output.splitlines()[-1] == "1 entry, 4 notes"
     shown = run(runner, "show", "2026-02-02#was-passiert-ist/heizung").output
     assert "under: Was passiert ist \u203a Heizung" in shown and "Zählerstand fotografiert" in shown
     assert f"{DAY}:7" in shown

@@ -122,7 +122,6 @@ def test_messy_vault_reports_each_problem_and_keeps_the_rest(vault_dir):
         ("memory/2026-01-09.md", 11, "error"),  # self supersession
         ("memory/2026-01-09.md", 16, "error"),  # ambiguous
         ("memory/2026-02-30.md", 1, "error"),
-        ("memory/notes.md", 3, "warning"),  # an entry in a file with no date: read as a note
     }
     assert found == expected
     contents = {e.content for e in vault.events}
@@ -156,7 +155,10 @@ def test_memory_md_sections_annotations_and_ids():
     assert pg.id == "mv-1a2b3c" and pg.type == "decision"
     assert pg.sources == ("2026-02-21#14:30 - Decision",)
     assert "nested detail belongs to the parent" in pg.content
-    assert all("prose" not in e.content for e in parsed.events)
+    assert all("prose" not in e.content for e in parsed.events if not e.is_note)
+    prose = [e for e in parsed.events if e.is_note]
+    assert [(e.id, e.kind, e.content, e.timestamp) for e in prose] == [
+        ("MEMORY#decisions", "curated", "Some prose, not an entry.", None)]
     assert by_content["Weekly check-ins on Monday"].id == "M:user-preferences:weekly-check-ins-on-monday"
 
 

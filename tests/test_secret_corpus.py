@@ -27,6 +27,12 @@ from memvault.check.secrets import (
     scan as secretscan,
 )
 from memvault.check.secrets import (
+    seed as secretseed,
+)
+from memvault.check.secrets import (
+    shapes as secretshapes,
+)
+from memvault.check.secrets import (
     values as secretvalues,
 )
 from memvault.check.secrets import (
@@ -76,7 +82,19 @@ def rates() -> tuple[float, float, list[str], list[str]]:
 def test_corpus_is_large_and_varied():
     assert len(POSITIVES) >= 150 and len(NEGATIVES) >= 150
     assert {"provider", "key", "url", "assign", "prose", "prose-de", "cli", "pin", "hidden"} <= {c for _, c, _ in POSITIVES}
-    assert {"prose", "prose-de", "config", "url", "shell", "code", "hash", "data"} <= {c for _, c, _ in NEGATIVES}
+    assert {"prose", "prose-de", "config", "url", "shell", "code", "hash", "data", "id", "address", "env"} <= {
+        c for _, c, _ in NEGATIVES}
+
+
+# Issue 12: secrets the scan is known to miss (docs/security.md, "What it misses").
+KNOWN_MISSES = ("correct horse battery staple",)
+
+
+def test_every_secret_is_caught_and_no_negative_flagged():
+    """Issue 12 kept recall while cutting false alarms: the whole corpus, not a rate."""
+    _, _, missed, flagged = rates()
+    assert [m for m in missed if not any(k in m for k in KNOWN_MISSES)] == []
+    assert flagged == []
 
 
 def test_recall_and_false_positive_rate_meet_the_goal():
@@ -163,7 +181,10 @@ def test_a_token_split_by_invisible_characters_is_found_at_its_real_column():
 
 ATOMS = ["a", "A1", "-", " ", ":", "=", "/", "0", "a=", "a:", "@", "a://a:b@", "password ", "password=",
          "PIN: ", "key is ", "cvv ", "the password for ", "sshpass -p x ", "--password x ", "\u200b", "a\u200b",
-         "-----BEGIN ", "MII", "$1$", "host:5432:a:b:", "<password>", "eyJa.", "xoxb-", "AAAAAAAAAAAAAAA "]
+         "-----BEGIN ", "MII", "$1$", "host:5432:a:b:", "<password>", "eyJa.", "xoxb-", "AAAAAAAAAAAAAAA ",
+         # issue 12: values before their word, table cells, seed phrases, public names and shapes
+         "hunter2 is the wifi password ", "x1! (the token) ", "| password | ", "seed phrase: ", "seed abandon ",
+         "abandon ", "post_id: ", "a:b:", "0x", "feature/", "uploads/a.png ", "Zugang X: "]
 MB = 1_000_000
 
 
@@ -173,7 +194,7 @@ def _fill(unit: str, size: int = MB) -> str:
 
 def _regexes() -> list[tuple[str, re.Pattern[str]]]:
     out = [(f"PATTERNS[{i}] {p.kind}", p.regex) for i, p in enumerate(secretpatterns.PATTERNS)]
-    for mod in (secretscan, secretpatterns, secretwords, secretvalues, secretcli):
+    for mod in (secretscan, secretpatterns, secretwords, secretvalues, secretcli, secretshapes, secretseed):
         out += [(f"{mod.__name__.split('.')[-1]}.{name}", value) for name, value in vars(mod).items()
                 if isinstance(value, re.Pattern)]
     return out

@@ -23,7 +23,7 @@ from .conftest import git
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATE = TEMPLATE_DIR / "memvault.toml"  # the template `init` copies
 KNOWN = {
-    "vault": {"timezone", "extra_types"},
+    "vault": {"timezone", "extra_types", "include", "exclude", "workspace_files"},
     "decay": {"model", "rate"},
     "index": set(INDEX_DEFAULTS),
     "search": set(SEARCH_DEFAULTS),

@@ -189,3 +189,36 @@ def test_config_change_is_picked_up(vault):
         cfg.write_text(cfg.read_text().replace('timezone = "UTC"', 'timezone = "Europe/Paris"'))
         wait_for(lambda: w.vault.config.timezone == "Europe/Paris", what="settings reloaded")
         wait_for(lambda: in_sync(vault), what="index rebuilt for the new zone")
+
+
+def test_files_the_vault_includes_outside_memory_are_watched(vault):
+    """Issue 12: OpenClaw's workspace files and `[vault] include` folders, with a real observer."""
+    (vault / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\nworkspace_files = true\n'
+                                         'include = ["MEMORY.md", "memory/**/*.md", "notes/*.md"]\n'
+                                         'exclude = ["memory/archive"]\n')
+    with watching(vault) as w:
+        (vault / "AGENTS.md").write_text("# AGENTS.md\n\n" + entry("09:00", "Answer in German", "Decision"))
+        (vault / "README.md").write_text("# readme\n\n" + entry("09:00", "Not memory"))
+        wait_for(lambda: "Answer in German" in contents(vault), what="a workspace file indexed")
+        (vault / "notes").mkdir()  # a watched top folder that did not exist when the watcher started
+        (vault / "notes" / "kunde.md").write_text("# Kunde\n\n" + entry("11:00", "Kunde zahlt pünktlich"))
+        wait_for(lambda: "Kunde zahlt pünktlich" in contents(vault), what="a file in a new included folder")
+        (vault / "memory" / "archive").mkdir()
+        (vault / "memory" / "archive" / "2026-02-21.md").write_text(log_file("2026-02-21", entry("07:00", "Archived")))
+        atomic_save(vault / "AGENTS.md", "# AGENTS.md\n\n" + entry("09:00", "Answer in English", "Decision"))
+        wait_for(lambda: "Answer in English" in contents(vault) and in_sync(vault), what="workspace file saved")
+        assert not {"Not memory", "Archived"} & contents(vault)
+        indexed = {r[0] for r in index_rows(vault)}
+        assert {DAY, "AGENTS.md", "notes/kunde.md"} <= indexed
+        assert not indexed & {"README.md", "memory/archive/2026-02-21.md"}
+    assert not [line for line in w.log.lines if "reconcile found" in line["message"]]  # the events said it all
+
+
+def test_changed_settings_change_what_is_watched(vault):
+    (vault / "AGENTS.md").write_text("# AGENTS.md\n\n" + entry("09:00", "Answer in German", "Decision"))
+    with watching(vault):
+        assert "Answer in German" not in contents(vault)
+        (vault / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\nworkspace_files = true\n')
+        wait_for(lambda: "Answer in German" in contents(vault), what="settings reloaded, workspace file indexed")
+        (vault / "AGENTS.md").write_text("# AGENTS.md\n\n" + entry("09:00", "Answer in Dutch", "Decision"))
+        wait_for(lambda: "Answer in Dutch" in contents(vault) and in_sync(vault), what="workspace file followed")

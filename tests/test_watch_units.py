@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from memvault.layout import Selection
 from memvault.watch.debounce import Coalescer
 from memvault.watch.paths import (
     expand,
@@ -95,6 +96,33 @@ def test_log_dir_and_config_are_flagged():
     assert moved.log_dir and moved.keys == {"memory/"}
     assert t("modified", "/v/memvault.toml").config
     assert t("moved", "/v/.memvault.toml.x.mvtmp", "/v/memvault.toml").config
+
+
+CHOSEN = Selection(("MEMORY.md", "memory/**/*.md", "AGENTS.md", "notes/*.md"), ("memory/archive",))
+
+
+@pytest.mark.parametrize(("kind", "src", "dest", "is_dir", "keys", "rewatch"), [
+    ("modified", "/v/AGENTS.md", "", False, {"AGENTS.md"}, False),
+    ("modified", "/v/README.md", "", False, set(), False),
+    ("created", "/v/notes/kunde.md", "", False, {"notes/kunde.md"}, False),
+    ("created", "/v/notes/sub/kunde.md", "", False, set(), False),
+    ("modified", "/v/memory/archive/2026-01-15.md", "", False, set(), False),
+    ("modified", "/v/memory/2026-01-15.md", "", False, {"memory/2026-01-15.md"}, False),
+    ("moved", "/v/notes-old", "/v/notes", True, {"notes/"}, True),  # a watched top folder arrives
+    ("created", "/v/notes/sub", "", True, set(), False),  # cannot hold a selected file
+    ("created", "/v/memory/archive/x", "", True, set(), False),
+    ("moved", "/v/.AGENTS.md.x.mvtmp", "/v/AGENTS.md", False, {"AGENTS.md"}, False),
+])
+def test_events_follow_the_selection(kind, src, dest, is_dir, keys, rewatch):
+    got = touched(kind, src, dest, is_dir, ROOT, CHOSEN)
+    assert set(got.keys) == keys and got.log_dir is rewatch
+
+
+def test_watched_files_and_folders_follow_the_selection():
+    assert is_watched_file("AGENTS.md", CHOSEN) and not is_watched_file("AGENTS.md")
+    assert not is_watched_file("memory/archive/2026-01-15.md", CHOSEN) and is_watched_file("memory/archive/2026-01-15.md")
+    assert not is_watched_file("notes/.kunde.md.swp", CHOSEN)
+    assert is_watched_dir("notes", CHOSEN) and not is_watched_dir("notes") and not is_watched_dir("", CHOSEN)
 
 
 def test_expand_folders_to_files_on_disk_and_in_the_index():

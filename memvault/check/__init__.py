@@ -41,7 +41,7 @@ def run_check(vault: ParsedVault, paths: Sequence[str] = (), *, staged: bool = F
     if fix:
         if staged:
             raise InputError("--fix repairs the working tree, --staged judges the index: run --fix, `git add`, then commit")
-        fixed = fix_vault(vault, vault_paths(vault.root, paths) if paths else ())
+        fixed = fix_vault(vault, vault_paths(vault.root, paths, selection=vault.selection) if paths else ())
     report = check_vault(vault, paths, staged=staged, now=now, changed_lines=changed_lines)
     report.fixed = fixed
     return report

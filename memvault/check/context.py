@@ -32,7 +32,7 @@ from memvault.entries.timeline import (
     stem,
 )
 from memvault.layout import MEMORY_FILE
-from memvault.parsed import by_stem
+from memvault.parsed import by_day
 
 DEFAULT_ID_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})T\d{1,2}:\d{2}(?:-\d+)?$")
 DERIVED_ID_RE = re.compile(r"^([^#@\s]+)[#@]")  # `<key>#<slug path>…` (a note), `<key>@HH:MM` (an entry)
@@ -46,7 +46,7 @@ class ContextLoader:
 
     def __init__(self, source: WorkingTree | GitIndex, all_paths: list[str], config: Config):
         self.source, self.all_paths, self.config = source, all_paths, config
-        self.by_date = by_stem(all_paths)  # looked up by date only
+        self.by_date = by_day(all_paths)  # looked up by date only: a day's own file, topics, archive
         self.all_paths_set = set(all_paths)
         self.loaded: dict[str, SourceFile] = {}
         self.focus: set[str] = set()
@@ -87,7 +87,7 @@ class ContextLoader:
     def _add(self, paths: Iterable[str]) -> None:
         new = sorted(set(paths) - self.loaded.keys())
         for rel, raw in self.source.read(new).items():
-            self.loaded[rel] = load_source(rel, raw, self.config)
+            self.loaded[rel] = load_source(rel, raw, self.config, self.source.dates.of(rel))
 
     def _add_where_an_entry_could_match(self, paths: set[str], descriptions: list[set[str]]) -> None:
         """Parse only the files where one entry holds half a description's words.
@@ -98,7 +98,7 @@ class ContextLoader:
         """
         for rel, raw in self.source.read(sorted(paths)).items():
             if raw is None or rel == MEMORY_FILE or any(_entry_could_match(raw, keys) for keys in descriptions):
-                self.loaded[rel] = load_source(rel, raw, self.config)
+                self.loaded[rel] = load_source(rel, raw, self.config, self.source.dates.of(rel))
 
     def _wanted(self, ev: Event, paths: set[str], anywhere: set[str], vague: list[tuple[str, Event, set[str]]]) -> None:
         """Note where the entry's id, references and links may lead."""

@@ -36,7 +36,8 @@ Fixer = Callable[[SourceFile], tuple[list[str], list[str]] | None]
 
 def _reparse(src: SourceFile, lines: list[str], config: Config) -> SourceFile:
     text = "\n".join(lines)
-    return SourceFile(src.path, text, parse_text(text, src.path, config), crlf=src.crlf, bom=src.bom)
+    return SourceFile(src.path, text, parse_text(text, src.path, config, src.file_date), crlf=src.crlf, bom=src.bom,
+                      file_date=src.file_date)
 
 
 def fix_whitespace(src: SourceFile) -> tuple[list[str], list[str]] | None:
@@ -164,7 +165,7 @@ def encode(src: SourceFile, text: str) -> bytes:
 def fix_vault(vault: ParsedVault, paths: Sequence[str] = ()) -> dict[str, list[str]]:
     """Repair the named vault files (default: all) in place; returns {path: codes fixed}."""
     fixed: dict[str, list[str]] = {}
-    for rel in paths or list(iter_markdown(vault.root)):
+    for rel in paths or list(iter_markdown(vault.root, selection=vault.selection)):
         if problem_at(vault.root, rel) is not None:
             continue  # a link or not a file: never read or written (layout.py); check reports it
         codes = _fix_file(vault, rel, vault.root / rel)
@@ -179,7 +180,7 @@ def _fix_file(vault: ParsedVault, rel: str, full: Path) -> list[str]:
     def repair(raw: bytes | None) -> bytes | None:
         if raw is None:
             return None
-        src = load_source(rel, raw, vault.config)
+        src = load_source(rel, raw, vault.config, vault.dates.of(rel))
         text, codes = fix_source(src, vault.config)
         done[:] = codes
         return encode(src, text) if codes else None

@@ -56,7 +56,6 @@ RULES: dict[str, Rule] = {r.code: r for r in (
     Rule("MV208", "warning", "entry expires before it was written"),
     Rule("MV209", "warning", "metadata line inside the entry body"),
     Rule("MV301", "error", "bad date in a MEMORY.md annotation"),
-    Rule("MV302", "warning", "MEMORY.md text that is not a bullet"),
     Rule("MV303", "warning", "MEMORY.md bullet outside any section"),
     Rule("MV304", "warning", "MEMORY.md over its size budget"),
     Rule("MV305", "warning", "MEMORY.md section heading repeated"),

@@ -26,7 +26,7 @@ from memvault.check.sourcefile import (
 )
 from memvault.config.core import Config
 from memvault.entries.daily import META_KEYS, META_RE
-from memvault.entries.markdown import BULLET_RE, FENCE_RE, H2_RE, TITLE_RE
+from memvault.entries.markdown import BULLET_RE, H2_RE, TITLE_RE
 from memvault.entries.model import Event, Problem
 from memvault.entries.naming import log_name
 from memvault.entries.timeline import Timeline
@@ -156,7 +156,8 @@ def rule_metadata(src: SourceFile) -> Iterator[Problem]:
 
 
 def rule_memory_structure(src: SourceFile, budget: tuple[int, int]) -> Iterator[Problem]:
-    """MV302-MV306: MEMORY.md is `# Title`, `## Section`s of bullets, within its size budget."""
+    """MV303-MV306: MEMORY.md is `# Title`, `## Section`s of bullets, within its size budget (its
+    other text is read as notes: `memvault.entries.memory_notes`)."""
     if src.path != MEMORY_FILE:
         return
     chars, lines_used = len(src.text), len(src.text.splitlines())
@@ -168,20 +169,12 @@ def rule_memory_structure(src: SourceFile, budget: tuple[int, int]) -> Iterator[
     lines, fence = src.lines, src.in_fence
     section: str | None = None
     seen: dict[str, int] = {}
-    in_item = in_para = False
     title = False
     for i in range(src.body_start, len(lines)):
         line = lines[i]
-        if fence[i]:
-            if section is not None and not in_item and not in_para and FENCE_RE.match(line):
-                yield _p(src.path, i + 1, "MV302", "code block in a section is not read as a memory entry; put it under a bullet")
-                in_para = True
-            continue
-        if not line.strip():
-            in_para = False
+        if fence[i] or not line.strip():
             continue
         if line.startswith("#"):
-            in_item = in_para = False
             h2 = H2_RE.match(line)
             if h2:
                 section = h2.group(1)
@@ -193,18 +186,8 @@ def rule_memory_structure(src: SourceFile, budget: tuple[int, int]) -> Iterator[
                 title = True
             continue
         bullet = BULLET_RE.match(line)
-        if bullet and not bullet["indent"]:
-            in_item, in_para = True, False
-            if section is None:
-                yield _p(src.path, i + 1, "MV303", "bullet before the first '## Section' heading; put it under a section")
-            continue
-        if in_item and (line[:1] in (" ", "\t") or bullet):
-            continue
-        in_item = False
-        if section is not None and not in_para and not line.lstrip().startswith("<!--"):
-            yield _p(src.path, i + 1, "MV302", "text that is not a bullet is not read as a memory entry; "
-                     "make it a '- ' bullet or indent it under one")
-        in_para = True
+        if bullet and not bullet["indent"] and section is None:
+            yield _p(src.path, i + 1, "MV303", "bullet before the first '## Section' heading; put it under a section")
     if not title:
         yield _p(src.path, 1, "MV306", "MEMORY.md has no '# ' title line (e.g. '# Long-Term Memory')")
 
@@ -252,7 +235,7 @@ def run_rules(
     found.extend(p for p in timeline.problems if p.code != "MV010" and not is_cycle_problem(p))
     found.extend(cycle_problems(timeline))
     stems = by_stem(all_paths)
-    found.extend(duplicate_dates(stems))
+    found.extend(duplicate_dates(all_paths))
     checked = [e for src in files for e in src.parsed.events]
     found.extend(link_problems(checked, timeline, stems, everything))
     keep = {src.path for src in files}

@@ -22,7 +22,7 @@ from memvault.config.core import CONFIG_NAME, Config
 from memvault.entries.model import Problem
 from memvault.errors import InputError
 from memvault.gcpause import no_gc
-from memvault.layout import is_vault_markdown, vault_paths
+from memvault.layout import Selection, vault_paths
 from memvault.parsed import ParsedVault
 
 __all__ = ["CheckReport", "check_vault", "load_source", "vault_paths"]
@@ -48,14 +48,16 @@ def check_vault(
 
 def _staged(vault: ParsedVault, now: datetime, changed_lines: bool | None) -> CheckReport:
     config = vault.config
-    index = GitIndex(vault.root)
+    index = GitIndex(vault.root, vault.selection, vault.dates)
     names = index.staged()
     if CONFIG_NAME in names:
         config = staged_config(index, config)
         disabled_codes(config)  # a bad [checks] or [curate] table fails the commit
         memory_budget(config)
+        index.selection = Selection.of(config)  # the files the commit's own settings select
+        names = index.staged()
     judged: list[SourceFile] = []
-    report = _partial("staged", index, [n for n in names if is_vault_markdown(n)], config, now, judged)
+    report = _partial("staged", index, [n for n in names if index.selection.selects(n)], config, now, judged)
     report = _with_skipped(report, index.skipped, config)
     report = with_other_staged_files(report, index, names, disabled_codes(config))
     if changed_lines is None:
@@ -71,13 +73,13 @@ def _staged(vault: ParsedVault, now: datetime, changed_lines: bool | None) -> Ch
 
 def _check(vault: ParsedVault, paths: Sequence[str], now: datetime) -> CheckReport:
     config = vault.config
-    tree = WorkingTree(vault.root)
+    tree = WorkingTree(vault.root, vault.selection, vault.dates)
     if paths:
         skipped: list[Problem] = []
-        report = _partial("paths", tree, vault_paths(vault.root, paths, skipped), config, now)
+        report = _partial("paths", tree, vault_paths(vault.root, paths, skipped, selection=vault.selection), config, now)
         return _with_skipped(report, skipped, config)
     all_paths = tree.paths()
-    files = [load_source(rel, raw, config) for rel, raw in tree.read(all_paths).items()]
+    files = [load_source(rel, raw, config, tree.dates.of(rel)) for rel, raw in tree.read(all_paths).items()]
     report = CheckReport("vault", all_paths, run_rules(files, config, now=now, all_paths=all_paths))
     return _with_skipped(report, tree.skipped, config)
 
@@ -97,7 +99,7 @@ def _partial(mode: str, source: WorkingTree | GitIndex, focus: list[str], config
     if not focus:
         return CheckReport(mode, [], [])
     all_paths = source.paths()
-    files = [load_source(rel, raw, config) for rel, raw in source.read(focus).items()]
+    files = [load_source(rel, raw, config, source.dates.of(rel)) for rel, raw in source.read(focus).items()]
     if judged is not None:
         judged.extend(files)
     loader = ContextLoader(source, all_paths + sorted(set(focus).difference(all_paths)), config)

@@ -12,6 +12,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import date
 from functools import cached_property
 
 from memvault.config.core import Config
@@ -39,6 +40,7 @@ class SourceFile:
     parsed: ParsedFile
     crlf: bool = False
     bom: bool = False
+    file_date: date | None = None  # what dates it when its name carries no day (FileDates)
 
     @cached_property
     def lines(self) -> list[str]:
@@ -84,12 +86,14 @@ def fence_mask(lines: list[str], start: int = 0) -> list[bool]:
     return mask
 
 
-def load_source(path: str, raw: bytes | None, config: Config) -> SourceFile:
-    """Bytes of one vault file -> SourceFile; unreadable or odd bytes become problems."""
+def load_source(path: str, raw: bytes | None, config: Config, file_date: date | None = None) -> SourceFile:
+    """Bytes of one vault file -> SourceFile (dated by `file_date` when its name carries no
+    day); unreadable or odd bytes become problems."""
     if raw is None:
         return SourceFile(path, "", ParsedFile(path, "log", problems=[Problem(path, 1, "cannot read file", code="MV100")]))
-    text, parsed = parse_bytes(raw, path, config)
-    return SourceFile(path, text, parsed, crlf=b"\r\n" in raw, bom=raw.startswith(b"\xef\xbb\xbf"))
+    text, parsed = parse_bytes(raw, path, config, file_date)
+    return SourceFile(path, text, parsed, crlf=b"\r\n" in raw, bom=raw.startswith(b"\xef\xbb\xbf"),
+                      file_date=file_date)
 
 
 def canonical_heading(m: re.Match[str]) -> str:

@@ -13,11 +13,11 @@ from pathlib import Path
 from memvault.config.core import CONFIG_NAME, Config, parse_toml
 from memvault.entries.model import Problem
 from memvault.errors import ConfigError, UnsafePath
+from memvault.filedates import FileDates
 from memvault.gitio import not_in_repository, read_batch, run_git
 from memvault.layout import (
-    MEMORY_FILE,
-    in_layout,
-    is_vault_markdown,
+    DEFAULT,
+    Selection,
     iter_markdown,
     read_file,
     staged_link_problem,
@@ -27,15 +27,17 @@ LINK_MODE = "120000"  # git's mode for a symbolic link
 
 
 class WorkingTree:
-    """The vault's files as they are on disk."""
+    """The vault's files as they are on disk: those `selection` selects, dated by `dates`."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, selection: Selection = DEFAULT, dates: FileDates | None = None):
         self.root = root
+        self.selection = selection
+        self.dates = dates or FileDates(root, selection, Config().tz)
         self.skipped: list[Problem] = []  # what the last `paths()` did not read (layout.py)
 
     def paths(self) -> list[str]:
         self.skipped = []
-        return list(iter_markdown(self.root, self.skipped))
+        return list(iter_markdown(self.root, self.skipped, selection=self.selection))
 
     def read(self, paths: Iterable[str]) -> dict[str, bytes | None]:
         out: dict[str, bytes | None] = {}
@@ -81,10 +83,13 @@ def overlap(needles: list[str]) -> bool:
 
 
 class GitIndex:
-    """The vault's files as staged in git's index: what the next commit will contain."""
+    """The vault's files as staged in git's index: what the next commit will contain (those
+    `selection` selects, dated by `dates`: a new file is dated by its mtime)."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, selection: Selection = DEFAULT, dates: FileDates | None = None):
         self.root = root
+        self.selection = selection
+        self.dates = dates or FileDates(root, selection, Config().tz)
         found = run_git(["rev-parse", "--show-prefix"], root, check=False)
         if not found.ok:
             raise not_in_repository(found, "--staged needs one")
@@ -101,16 +106,16 @@ class GitIndex:
         fields = out.split("\0")
         names, self.skipped = [], []
         for meta, path in zip(fields[0::2], fields[1::2], strict=False):
-            if meta.split()[1:2] == [LINK_MODE] and in_layout(path):
+            if meta.split()[1:2] == [LINK_MODE] and self.selection.reaches(path):
                 self.skipped.append(staged_link_problem(path))
             elif path:
                 names.append(path)
         return names
 
     def paths(self) -> list[str]:
-        out = self._git("ls-files", "-z", "--cached", "--stage", "--", MEMORY_FILE, "memory")
+        out = self._git("ls-files", "-z", "--cached", "--stage", "--", *self.selection.pathspecs)
         rows = (row.partition("\t") for row in out.split("\0") if row)
-        return sorted({p for meta, _, p in rows if not meta.startswith(LINK_MODE) and is_vault_markdown(p)})
+        return sorted({p for meta, _, p in rows if not meta.startswith(LINK_MODE) and self.selection.selects(p)})
 
     @cached_property
     def dirty(self) -> set[str]:
@@ -150,7 +155,7 @@ class GitIndex:
         """
         wanted = sorted({n.lower() for n in needles})
         pattern_args = [arg for n in wanted for arg in ("-e", n)]
-        spec = ["--", MEMORY_FILE, "memory"]
+        spec = ["--", *self.selection.pathspecs]
         found: dict[str, set[str]] = {}
         if overlap(wanted):  # `-o` could hide one of two overlapping needles: read the files
             out = self._git("grep", "-l", "-z", "-i", "-F", *pattern_args, *spec, ok=(0, 1))
@@ -162,8 +167,9 @@ class GitIndex:
                 path, _, match = row.partition("\0")
                 if match:
                     found.setdefault(path, set()).add(match.lower())
-        hits = {p: f for p, f in found.items() if p not in self.dirty and is_vault_markdown(p)}
-        hits.update(_contains(self.read(sorted(p for p in self.dirty if is_vault_markdown(p))), needles))
+        chosen = self.selection.selects
+        hits = {p: f for p, f in found.items() if p not in self.dirty and chosen(p)}
+        hits.update(_contains(self.read(sorted(p for p in self.dirty if chosen(p))), needles))
         return hits
 
 

@@ -185,5 +185,13 @@ def short(text: str, width: int = 72) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "\u2026"
 
 
+def tally(items: list[dict]) -> str:
+    """`3 entries`, or `3 entries, 2 notes` when freeform notes are among them."""
+    notes = sum(d.get("type") == "note" for d in items)
+    entries = len(items) - notes
+    text = f"{entries} entr{'y' if entries == 1 else 'ies'}"
+    return text + (f", {notes} note{'' if notes == 1 else 's'}" if notes else "")
+
+
 def is_tty() -> bool:
     return sys.stdout.isatty()

@@ -17,6 +17,7 @@ from memvault.cli._common import (
     parse_when,
     say,
     short,
+    tally,
 )
 
 TYPE_HELP = "Observation, belief, decision, correction or a type from [vault] extra_types."
@@ -165,7 +166,7 @@ def _list_text(items: list[dict]) -> str:
         status = "" if d["status"] == "live" else f" [{d['status']}" + (
             f" by {d['superseded_by']}]" if d["superseded_by"] else "]")
         rows.append(f"{d['id']:<20} {d['type']:<11} {d['confidence']:.2f}  {short(d['content'], 60)}{status}")
-    rows.append(f"{len(items)} entr{'y' if len(items) == 1 else 'ies'}")
+    rows.append(tally(items))
     return "\n".join(rows)
 
 

@@ -15,6 +15,7 @@ from memvault.cli._common import (
     open_vault,
     say,
     short,
+    tally,
 )
 
 T_FORMS = (
@@ -38,7 +39,7 @@ def asof(ctx, when: str, query: tuple[str, ...], recorded: bool, limit: int | No
 
 def _asof_text(items: list[dict]) -> str:
     rows = [f"{d['id']:<20} {d['type']:<11} {d['confidence']:.2f}  {short(d['content'], 60)}" for d in items]
-    rows.append(f"{len(items)} entr{'y' if len(items) == 1 else 'ies'}")
+    rows.append(tally(items))
     return "\n".join(rows)
 
 

@@ -95,6 +95,18 @@ TEXT = Want(lambda v: isinstance(v, str) and bool(v.strip()), "a non-empty strin
 NAMES = Want(lambda v: isinstance(v, list) and all(isinstance(x, str) and x.strip() for x in v),
              "a list of non-empty strings")
 FLAG = Want(lambda v: isinstance(v, bool), "true or false")
+
+
+def _vault_glob(v: Any) -> bool:
+    """A vault-relative glob: `/`-separated, no leading `/`, no `.`/`..` or empty parts, no `\\`."""
+    if not isinstance(v, str) or not v.strip() or v != v.strip() or "\\" in v or v.startswith("/"):
+        return False
+    return all(part not in ("", ".", "..") for part in v.rstrip("/").split("/"))
+
+
+GLOBS = Want(lambda v: isinstance(v, list) and all(_vault_glob(x) for x in v),
+             "a list of vault-relative globs such as \"memory/**/*.md\" (`/` between folders, none "
+             "at the start, no `.` or `..` parts)")
 RATIO = number(0, 1)
 WEIGHT = number(0)
 SECONDS = number(0)
@@ -106,7 +118,7 @@ SECONDS = number(0)
 # code that reads it. Finer rules (curate's ranges, known check codes) stay with their module.
 SCHEMA: dict[str, dict[str, Want]] = {
     "vault": {"timezone": Want(lambda v: isinstance(v, str), "an IANA zone name such as \"Europe/Berlin\""),
-              "extra_types": NAMES},
+              "extra_types": NAMES, "include": GLOBS, "exclude": GLOBS, "workspace_files": FLAG},
     "decay": {"model": one_of(*DECAY_MODELS), "rate": number(0, 1, above=True)},
     "memory": {"sections": table_of(TEXT, "section name = entry type")},
     "index": {"backend": one_of("sqlite", "whoosh"), "lock_timeout": SECONDS},
@@ -212,6 +224,9 @@ class Config:
         if not _valid_zone(tz):
             raise ConfigError(f"{where}: [vault] timezone {tz!r} is not a known IANA zone")
         sections = raw.get("memory", {}).get("sections", {})
+        if "note" in (t.strip().lower() for t in vault.get("extra_types", [])):
+            raise ConfigError(f"{where}: [vault] extra_types cannot hold \"note\": it is the type of freeform "
+                              "sections (docs/format.md, \"Notes\"); a typed entry needs another name")
         return cls(
             timezone=tz,
             extra_types=tuple(t.strip() for t in vault.get("extra_types", [])),

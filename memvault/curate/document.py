@@ -92,7 +92,7 @@ def load_doc(raw: bytes | None, config: Config, path: str = "MEMORY.md") -> Memo
     raw_lines = text.split("\n")
     lines = [ln[:-1] if ln.endswith("\r") else ln for ln in raw_lines]
     parsed = parse_memory("\n".join(lines), "MEMORY.md", config)
-    bullets = [Bullet(ev, ev.line - 1, ev.end_line, source_refs(lines[ev.line - 1 : ev.end_line])) for ev in parsed.events]
+    bullets = [Bullet(ev, ev.line - 1, ev.end_line, source_refs(lines[ev.line - 1 : ev.end_line])) for ev in parsed.events if not ev.is_note]
     marker_line, marker_at = _marker(lines)
     sections, open_fence = _sections(lines)
     return MemoryDoc(

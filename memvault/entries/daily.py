@@ -30,7 +30,7 @@ from memvault.entries.notes import NoteFile, Section, lead_clock
 from memvault.entries.timeparse import RANGE_TEXT, day_in_range
 from memvault.textsafety import clean_invisible, has_invisible, invisible_in
 
-__all__ = ["ENTRY_RE", "META_KEYS", "META_RE", "log_date", "parse_log"]
+__all__ = ["ENTRY_RE", "META_KEYS", "META_RE", "log_date", "parse_log", "scan_headings", "unclosed"]
 
 # Dates and times in the format are ASCII digits (\d would take ١٥ or １５ too: docs/format.md).
 LOG_NAME_RE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})\.md$")
@@ -87,7 +87,7 @@ def parse_log(
     fm, start = read_frontmatter(lines, path, problems)
     result.frontmatter = fm
     defaults = file_defaults(fm, path, problems)
-    heads, in_fence = _scan(lines, start)
+    heads, in_fence = scan_headings(lines, start)
     title = heads[0] if heads and heads[0][1] == 1 else None
     if title is not None:
         heads = heads[1:]
@@ -150,7 +150,7 @@ def _walk(heads: list[Head], matches: list[re.Match[str] | None], n: int, notes:
             continue
         while stack and stack[-1][0] >= level:
             stack.pop()
-        text = _unclosed(text)
+        text = unclosed(text)
         clock = lead_clock(text) or (stack[-1][2] if stack else None)
         stack.append((level, text, clock))
         after = heads[j + 1] if j + 1 < count else None
@@ -160,7 +160,7 @@ def _walk(heads: list[Head], matches: list[re.Match[str] | None], n: int, notes:
         j += 1
 
 
-def _unclosed(text: str) -> str:
+def unclosed(text: str) -> str:
     """A heading's text without its closing `#`s (`## Notes ##`), as Markdown reads it."""
     if not text.endswith("#"):
         return text
@@ -168,7 +168,7 @@ def _unclosed(text: str) -> str:
     return bare.rstrip(" \t") if not bare or bare[-1] in " \t" else text
 
 
-def _scan(lines: list[str], start: int) -> tuple[list[Head], list[bool]]:
+def scan_headings(lines: list[str], start: int) -> tuple[list[Head], list[bool]]:
     """Every ATX heading outside fenced code, and which lines are fenced code."""
     heads: list[Head] = []
     fence: str | None = None

@@ -23,6 +23,7 @@ from memvault.entries.markdown import (
     inline_tags,
     wikilinks,
 )
+from memvault.entries.memory_notes import memory_notes
 from memvault.entries.model import Event, Problem
 from memvault.entries.timeparse import day_in_range
 
@@ -100,6 +101,8 @@ def parse_memory(text: str, path: str, config: Config) -> ParsedFile:
         event = _curated(lines, first, last, sect, path, config, seen, result.problems)
         if event is not None:
             result.events.append(event)
+    covered = {i for first, last, _ in items for i in range(first, last + 1)}
+    result.events += memory_notes(lines, start, covered, path, config.tz, result.problems)
     return result
 
 

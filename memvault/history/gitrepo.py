@@ -18,9 +18,8 @@ from pathlib import Path
 
 from memvault.errors import GitError
 from memvault.gitio import GitProcess, run_git
+from memvault.layout import DEFAULT, Selection
 
-# Vault-relative pathspecs of the Markdown memvault reads (see vault.iter_markdown).
-VAULT_PATHSPECS = ("MEMORY.md", "memory")
 # Loose objects above which reading history packs them first (`[history] pack_loose`).
 PACK_LOOSE_DEFAULT = 1000
 NO_GIT = (
@@ -126,16 +125,17 @@ class BlobReader:
 class GitRepo:
     """The git repository holding a vault (the vault may be a subdirectory of it)."""
 
-    def __init__(self, root: Path, toplevel: Path, prefix: str, shallow: bool):
+    def __init__(self, root: Path, toplevel: Path, prefix: str, shallow: bool, selection: Selection = DEFAULT):
         self.root = root
         self.toplevel = toplevel
         self.prefix = prefix  # the vault's path inside the repository, "" or "sub/dir/"
         self.shallow = shallow
+        self.selection = selection  # which files are the vault's ([vault] include/exclude)
         self._commits: CommitList | None = None
         self._blobs = BlobReader(root)
 
     @classmethod
-    def find(cls, root: Path) -> GitRepo | None:
+    def find(cls, root: Path, selection: Selection = DEFAULT) -> GitRepo | None:
         """The repository `root` is in, or None when it is in none (or git is missing)."""
         try:
             found = run_git(["rev-parse", "--show-toplevel", "--show-prefix", "--is-shallow-repository"],
@@ -147,11 +147,11 @@ class GitRepo:
         lines = found.text.split("\n")
         if len(lines) < 3:
             return None
-        return cls(Path(root), Path(lines[0]), lines[1], lines[2].strip() == "true")
+        return cls(Path(root), Path(lines[0]), lines[1], lines[2].strip() == "true", selection)
 
     @classmethod
-    def require(cls, root: Path) -> GitRepo:
-        repo = cls.find(root)
+    def require(cls, root: Path, selection: Selection = DEFAULT) -> GitRepo:
+        repo = cls.find(root, selection)
         if repo is None:
             raise GitError(NO_GIT.format(root=root))
         return repo
@@ -196,16 +196,14 @@ class GitRepo:
 
     def tree(self, commit: str) -> dict[str, str]:
         """Vault-relative path -> blob id of the vault's Markdown at `commit`."""
-        from memvault.layout import is_vault_markdown
-
-        out = self.run("ls-tree", "-r", "-z", commit, "--", *VAULT_PATHSPECS)
+        out = self.run("ls-tree", "-r", "-z", commit, "--", *self.selection.pathspecs)
         files: dict[str, str] = {}
         for record in out.split("\0"):
             meta, _, path = record.partition("\t")
             parts = meta.split()
             # regular files only: symlinks and submodules are not notes
             regular = len(parts) == 3 and parts[1] == "blob" and parts[0] in ("100644", "100755")
-            if regular and is_vault_markdown(path):
+            if regular and self.selection.selects(path):
                 files[path] = parts[2]
         return files
 

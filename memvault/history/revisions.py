@@ -76,6 +76,7 @@ def files_for_id(repo: GitRepo, event_id: str) -> list[str]:
     m = re.match(r"^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}(?:-\d+)?$", event_id)
     if m:
         return [f"memory/{m[1]}.md"]
-    out = repo.run("log", "--first-parent", "-m", "--format=", "--name-only", f"-S{event_id}", "HEAD", "--", "MEMORY.md", "memory", check=False)
+    out = repo.run("log", "--first-parent", "-m", "--format=", "--name-only", f"-S{event_id}", "HEAD", "--",
+                   *repo.selection.pathspecs, check=False)
     names = [repo._relative(n) for n in out.split("\n") if n.strip()]
-    return list(dict.fromkeys(names))
+    return [n for n in dict.fromkeys(names) if repo.selection.selects(n)]

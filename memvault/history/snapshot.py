@@ -16,7 +16,7 @@ import math
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import date, datetime, tzinfo
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -26,9 +26,11 @@ from memvault.config.core import Config
 from memvault.entries.model import Event
 from memvault.entries.spans import live_interval
 from memvault.entries.timeline import Timeline
+from memvault.filedates import FileDates
 from memvault.fsio import DERIVED_DIR, decode_text
 from memvault.history.gitrepo import Commit, GitRepo
 from memvault.history.timelines import NEVER_LIVE, StateTimeline, VersionInfos, VersionTable
+from memvault.layout import Selection
 from memvault.parsed import parser_fingerprint
 from memvault.sqlutil import in_chunks
 
@@ -50,16 +52,19 @@ def blob_id(data: bytes) -> str:
 
 
 def fingerprint(config: Config) -> str:
-    """What parsed events depend on besides the bytes: parser code and settings."""
-    settings = json.dumps([config.timezone, list(config.types), config.memory_sections], sort_keys=True)
+    """What parsed events depend on besides the bytes: parser code and settings (the files
+    read among them: the stored live table covers exactly those)."""
+    chosen = Selection.of(config)
+    settings = json.dumps([config.timezone, list(config.types), config.memory_sections,
+                           list(chosen.include), list(chosen.exclude)], sort_keys=True)
     return parser_fingerprint(f"{SCHEMA} {settings}")
 
 
-def parse_bytes(data: bytes, path: str, config: Config) -> list[Event]:
+def parse_bytes(data: bytes, path: str, config: Config, file_date: date | None = None) -> list[Event]:
     from memvault.parsed import parse_text
 
     text, _ = decode_text(data)
-    return parse_text(text, path, config).events
+    return parse_text(text, path, config, file_date).events
 
 
 def entry_text(text: str, event: Event) -> str:
@@ -301,10 +306,12 @@ class Snapshot:
 class SnapshotLoader:
     """Builds snapshots from git trees, reading and parsing only files not already cached."""
 
-    def __init__(self, root: Path, config: Config, repo: GitRepo | None):
+    def __init__(self, root: Path, config: Config, repo: GitRepo | None, dates: FileDates | None = None):
         self.root = root
         self.config = config
         self.repo = repo
+        self.selection = repo.selection if repo is not None else Selection.of(config)
+        self.dates = dates or FileDates(root, self.selection, config.tz)
         self.cache = ParseCache(root, config)
         self.infos = VersionInfos(config)
         self._table: VersionTable | None = None
@@ -341,7 +348,8 @@ class SnapshotLoader:
             parsed = {}
             for path, blob in missing:
                 raw = data.get(blob)
-                parsed[(path, blob)] = parse_bytes(raw, path, self.config) if raw is not None else []
+                day = self.dates.of(path)  # a path's first commit dates all its versions
+                parsed[(path, blob)] = parse_bytes(raw, path, self.config, day) if raw is not None else []
             self.cache.put_many(parsed)
             found.update(parsed)
         return found
@@ -351,7 +359,7 @@ class SnapshotLoader:
         parse, path -> ParsedFile) and its `timeline` are reused when given."""
         from memvault.layout import iter_markdown
 
-        paths = list(parsed) if parsed is not None else list(iter_markdown(self.root))
+        paths = list(parsed) if parsed is not None else list(iter_markdown(self.root, selection=self.selection))
         reuse = {p: f.events for p, f in parsed.items()} if parsed is not None else {}
         snap = Snapshot(None, self.worktree_files(paths, reuse), self.config, self)
         if timeline is not None and parsed is not None:
@@ -379,7 +387,7 @@ class SnapshotLoader:
             if events is None:
                 events = self.cache.memory.get((rel, blob))
             if events is None:
-                events = parse_text(text, rel, self.config).events
+                events = parse_text(text, rel, self.config, self.dates.of(rel)).events
                 self.cache.memory[(rel, blob)] = events
             files[rel] = FileVersion(rel, blob, events)
         return files

@@ -38,7 +38,7 @@ from memvault.entries.model import Event
 from memvault.entries.spans import live_interval
 from memvault.entries.timeline import EventIndex, Timeline, sort_key
 from memvault.gcpause import no_gc
-from memvault.history.gitrepo import VAULT_PATHSPECS, CommitList, GitRepo
+from memvault.history.gitrepo import CommitList, GitRepo
 
 Row = tuple[Event, float, float]  # an event and its live interval when nothing supersedes it
 NEVER_LIVE = (float("inf"), float("-inf"))
@@ -50,17 +50,15 @@ class VersionTable:
     """Which blob each vault file had at each first-parent commit, from one `git log --raw`."""
 
     def __init__(self, repo: GitRepo, commits: CommitList):
-        from memvault.layout import is_vault_markdown
-
         self.commits = commits
         self._history: dict[str, tuple[list[int], list[str | None]]] = {}
-        for commit, changes in repo.file_log(list(VAULT_PATHSPECS)):
+        for commit, changes in repo.file_log(list(repo.selection.pathspecs)):
             idx = commits.position(commit.sha)
             if idx is None:  # HEAD moved between the two reads: let the caller fall back
                 self.complete = False
                 return
             for path, blob in changes.items():
-                if not is_vault_markdown(path):
+                if not repo.selection.selects(path):
                     continue
                 starts, blobs = self._history.setdefault(path, ([], []))
                 starts.append(idx)

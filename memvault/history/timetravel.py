@@ -71,13 +71,13 @@ class History:
     @property
     def repo(self) -> GitRepo | None:
         if self._repo is _UNSET:
-            self._repo = GitRepo.find(self.vault.root)
+            self._repo = GitRepo.find(self.vault.root, self.vault.selection)
         return self._repo
 
     def require_repo(self) -> GitRepo:
         repo = self.repo
         if repo is None:
-            GitRepo.require(self.vault.root)  # raises the error that names the vault
+            GitRepo.require(self.vault.root, self.vault.selection)  # raises the error that names the vault
         assert repo is not None
         if not self._packed:
             self._packed = True
@@ -87,7 +87,7 @@ class History:
     @property
     def loader(self) -> SnapshotLoader:
         if self._loader is None:
-            self._loader = SnapshotLoader(self.vault.root, self.config, self.repo)
+            self._loader = SnapshotLoader(self.vault.root, self.config, self.repo, self.vault.dates)
         return self._loader
 
     def close(self) -> None:

@@ -75,7 +75,7 @@ def behind_files(vault: ParsedVault, *, backend: str | None = None, ignore: set[
         indexed = index.indexed_files()
     finally:
         index.close()
-    disk = disk_state(vault.root)
+    disk = disk_state(vault.root, selection=vault.selection)
     changed, _ = differing(disk, indexed)
     changed, _ = split_by_hash(vault.root, disk, changed, indexed)  # a moved mtime alone is no news
     return sorted(changed - (ignore or set()))

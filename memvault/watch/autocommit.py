@@ -2,7 +2,8 @@
 
 The message counts entries, not lines (`memvault: +3 entries in memory/2026-02-21.md`),
 so `git log` reads as a history of what was learned. Only vault Markdown is ever staged
-or committed (`MEMORY.md`, `memory/**/*.md`, never `.memvault/` or other files), the
+or committed (the files the vault selects, by default `MEMORY.md` and `memory/**/*.md`; never
+`.memvault/` or other files), the
 commit names its paths so whatever else the user staged stays staged, and the vault's
 own hooks run (no `--no-verify`): a commit they refuse is reported and tried again later.
 A commit that fails on a git lock left by a killed git removes the lock when it is stale
@@ -19,10 +20,11 @@ from pathlib import Path
 from memvault.config.core import Config
 from memvault.entries.model import Event
 from memvault.errors import GitError, UnsafePath
+from memvault.filedates import FileDates
 from memvault.fsio import decode_text
 from memvault.gitio import GitResult, fallback_identity, not_in_repository, run_git
 from memvault.gitio import locks as gitlock
-from memvault.layout import LOG_DIR, MEMORY_FILE, problem_at, read_file
+from memvault.layout import DEFAULT, Selection, problem_at, read_file
 from memvault.parsed import parse_text
 from memvault.watch.paths import is_watched_file
 
@@ -66,23 +68,23 @@ def diff_events(path: str, status: str, old: list[Event], new: list[Event]) -> F
     )
 
 
-def _entries(n: int) -> str:
-    return f"{n} entr{'y' if n == 1 else 'ies'}"
+def _entries(events: list[Event], sign: str) -> list[str]:
+    """`+2 entries`, `+1 note`: typed entries and freeform notes counted apart."""
+    notes = sum(e.is_note for e in events)
+    entries = len(events) - notes
+    out = [f"{sign}{entries} entr{'y' if entries == 1 else 'ies'}"] if entries else []
+    return out + ([f"{sign}{notes} note{'' if notes == 1 else 's'}"] if notes else [])
 
 
-def _counts(added: int, edited: int, removed: int) -> str:
-    parts = []
-    if added:
-        parts.append(f"+{_entries(added)}")
+def _counts(added: list[Event], edited: list[Event], removed: list[Event]) -> str:
+    parts = _entries(added, "+")
     if edited:
-        parts.append(f"{edited} edited")
-    if removed:
-        parts.append(f"-{_entries(removed)}")
-    return ", ".join(parts)
+        parts.append(f"{len(edited)} edited")
+    return ", ".join(parts + _entries(removed, "-"))
 
 
 def _describe(ch: FileChange) -> str:
-    counts = _counts(len(ch.added), len(ch.edited), len(ch.removed))
+    counts = _counts(ch.added, ch.edited, ch.removed)
     if ch.status == "deleted":
         return f"deleted {ch.path}" + (f" ({counts})" if counts else "")
     if not counts:
@@ -98,14 +100,14 @@ def _line(ev: Event, sign: str) -> str:
 
 
 def commit_message(changes: list[FileChange]) -> str:
-    """Subject saying what changed in entries; body listing files and entries."""
+    """Subject saying what changed in entries and notes; body listing files and events."""
     if not changes:
         raise ValueError("no changes to describe")
     if len(changes) == 1:
         subject = _describe(changes[0])
     else:
-        counts = _counts(sum(len(c.added) for c in changes), sum(len(c.edited) for c in changes),
-                         sum(len(c.removed) for c in changes))
+        counts = _counts([e for c in changes for e in c.added], [e for c in changes for e in c.edited],
+                         [e for c in changes for e in c.removed])
         subject = f"{counts or 'edits'} in {len(changes)} files"
     body: list[str] = []
     if len(changes) > 1:
@@ -162,14 +164,13 @@ def repo_prefix(root: Path) -> str:
     return found.text.strip()
 
 
-def changed_files(root: Path, prefix: str) -> list[tuple[str, str]]:
+def changed_files(root: Path, prefix: str, selection: Selection = DEFAULT) -> list[tuple[str, str]]:
     """(status, vault-relative path) of vault Markdown that differs from HEAD, ignored files excluded."""
-    out = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--",
-               MEMORY_FILE, LOG_DIR).text
+    out = _git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *selection.pathspecs).text
     found: dict[str, str] = {}
     for status, path in parse_porcelain(out):
         rel = path[len(prefix):] if prefix and path.startswith(prefix) else path
-        if is_watched_file(rel) and problem_at(root, rel) is None:  # never commit a link (layout.py)
+        if is_watched_file(rel, selection) and problem_at(root, rel) is None:  # never commit a link (layout.py)
             found[rel] = status
     return sorted((s, p) for p, s in found.items())
 
@@ -181,10 +182,12 @@ def _head_text(root: Path, prefix: str, rel: str) -> str:
 
 def describe_changes(root: Path, prefix: str, config: Config, files: list[tuple[str, str]]) -> list[FileChange]:
     out = []
+    dates = FileDates(root, Selection.of(config), config.tz)
     for status, rel in files:
-        old = parse_text(_head_text(root, prefix, rel), rel, config).events if status != "A" else []
+        day = dates.of(rel)
+        old = parse_text(_head_text(root, prefix, rel), rel, config, day).events if status != "A" else []
         try:
-            new = parse_text(decode_text(read_file(root, rel))[0], rel, config).events if status != "D" else []
+            new = parse_text(decode_text(read_file(root, rel))[0], rel, config, day).events if status != "D" else []
         except (OSError, UnsafePath):
             new, status = [], "D"
         kind = {"A": "added", "D": "deleted"}.get(status, "modified")
@@ -204,7 +207,7 @@ def commit_vault(root: Path, config: Config, say: Callable[[str], None] | None =
     the next attempt. A stale lock is removed (said through `say`) and the commit retried.
     """
     prefix = repo_prefix(root)
-    files = changed_files(root, prefix)
+    files = changed_files(root, prefix, Selection.of(config))
     if not files:
         return None
     paths = [p for _, p in files]

@@ -1,9 +1,12 @@
 """Start the OS file watcher over the vault, falling back to polling when the OS refuses.
 
-Two watches, not one recursive watch of the whole vault: the vault folder itself (not
-recursive: MEMORY.md, memvault.toml, and memory/ appearing or vanishing) and memory/
-(recursive). So `.git/` (busy during commits), `.memvault/` (written on every index
-update) and `.obsidian/` never cost an inotify watch or wake the watcher up.
+A few watches, not one recursive watch of the whole vault: the vault folder itself (not
+recursive: MEMORY.md, memvault.toml, OpenClaw's workspace files, and memory/ appearing or
+vanishing) and each top folder the vault's files are in (recursive: memory/, plus those
+`[vault] include` names). So `.git/` (busy during commits), `.memvault/` (written on every
+index update) and `.obsidian/` never cost an inotify watch or wake the watcher up, unless
+an include glob starts at the vault folder (`**/*.md`): then the vault folder is watched
+recursively, and the events under those folders are filtered out (watch/paths.py).
 
 inotify has a per-user watch limit (fs.inotify.max_user_watches). When it is hit,
 watchdog raises for the top folder but silently skips subfolders; both cases are caught
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.layout import LOG_DIR
+from memvault.watch.paths import is_ignored
 
 LIMIT_ERRNOS = (errno.ENOSPC, errno.EMFILE, errno.ENFILE)
 POLL_SECONDS = 1.0
@@ -50,7 +54,7 @@ def limit_message(exc: OSError) -> str:
 def count_dirs(folder: Path) -> int:
     n = 0
     for _, dirnames, _ in os.walk(folder):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        dirnames[:] = [d for d in dirnames if not is_ignored(d)]
         n += 1
     return n
 
@@ -70,18 +74,22 @@ def inotify_watch_count(observer: Any) -> int | None:
 
 
 class VaultObserver:
-    """The running observer and its two watches; `rewatch_log_dir` after memory/ moves."""
+    """The running observer and its watches: the vault folder, and each of `trees` (top
+    folders, "" for the vault folder itself) recursively; `rewatch_log_dir` after one moves."""
 
     def __init__(self, root: Path, handler: Any, *, kind: str = "auto",
-                 say: Callable[[str], None] = lambda _m: None, observer_factory: Callable[[], Any] | None = None):
+                 say: Callable[[str], None] = lambda _m: None, observer_factory: Callable[[], Any] | None = None,
+                 trees: tuple[str, ...] = (LOG_DIR,)):
         self.root = root
         self.handler = handler
         self.say = say
         self.kind = kind
         self.factory = observer_factory
+        self.trees = trees
         self.observer: Any = None
         self.mode = ""
-        self._log_watch: Any = None
+        self._root_watch: Any = None
+        self._tree_watches: list[Any] = []
         self._lock = threading.Lock()
 
     def start(self) -> str:
@@ -122,33 +130,56 @@ class VaultObserver:
         self.observer = observer
         name = type(observer).__name__.lower()
         self.mode = "polling" if "polling" in name else ("inotify" if "inotify" in name else name)
-        observer.schedule(self.handler, str(self.root), recursive=False)
-        self._schedule_log_dir()
+        self._root_watch = observer.schedule(self.handler, str(self.root), recursive="" in self.trees)
+        self._schedule_trees()
         observer.start()
+
+    def _folders(self) -> list[Path]:
+        """The folders watched recursively that exist now."""
+        if "" in self.trees:
+            return []
+        return [self.root / t for t in self.trees if (self.root / t).is_dir()]
 
     def _check_limit(self) -> None:
         """watchdog skips subfolders it cannot watch without a word: count them ourselves."""
-        if self.mode != "inotify" or not (self.root / LOG_DIR).is_dir():
+        if self.mode != "inotify":
+            return
+        folders = [self.root] if "" in self.trees else self._folders()
+        if not folders:
             return
         watched = inotify_watch_count(self.observer)
-        wanted = 1 + count_dirs(self.root / LOG_DIR)
+        wanted = ("" not in self.trees) + sum(count_dirs(f) for f in folders)
         if watched is not None and watched < wanted:
             raise OSError(errno.ENOSPC, f"only {watched} of {wanted} folders could be watched")
 
-    def _schedule_log_dir(self) -> None:
-        folder = self.root / LOG_DIR
-        if folder.is_dir():
-            self._log_watch = self.observer.schedule(self.handler, str(folder), recursive=True)
+    def _schedule_trees(self) -> None:
+        for folder in self._folders():
+            self._tree_watches.append(self.observer.schedule(self.handler, str(folder), recursive=True))
+
+    def set_trees(self, trees: tuple[str, ...]) -> None:
+        """Watch other top folders (memvault.toml's include changed)."""
+        if trees == self.trees:
+            return
+        whole = ("" in trees) != ("" in self.trees)
+        self.trees = trees
+        if whole and self.observer is not None:  # the vault folder's watch changes kind: start over
+            with self._lock:
+                self._stop_quietly()
+                self._tree_watches = []
+                self._start(self._native() if self.mode != "polling" else self._polling())
+            return
+        self.rewatch_log_dir()
 
     def rewatch_log_dir(self) -> None:
-        """memory/ was created, deleted or moved: drop the old watch and watch it anew."""
+        """memory/ (or another watched top folder) was created, deleted or moved: drop the
+        old watches and watch anew."""
         with self._lock:
-            if self._log_watch is not None:
+            for watch in self._tree_watches:
                 with contextlib.suppress(KeyError, OSError):
-                    self.observer.unschedule(self._log_watch)
-                self._log_watch = None
+                    self.observer.unschedule(watch)
+            self._tree_watches = []
             try:
-                self._schedule_log_dir()
+                self._schedule_trees()
             except OSError as exc:
                 if not is_watch_limit(exc):
                     raise

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 
 from memvault.config.core import CONFIG_NAME
-from memvault.layout import LOG_DIR, MEMORY_FILE, SKIP_DIRS, is_vault_markdown
+from memvault.layout import DEFAULT, MEMORY_FILE, SKIP_DIRS, Selection
 
 IGNORED_DIRS = SKIP_DIRS  # the folders the vault walk skips (layout.py)
 # Editor leftovers: vim swap/backup files, emacs lock and autosave files, generic temp
@@ -48,15 +48,17 @@ def is_ignored(relpath: str) -> bool:
     )
 
 
-def is_watched_file(relpath: str) -> bool:
-    """True for the files whose changes reach the index: MEMORY.md and memory/**/*.md."""
-    return not is_ignored(relpath) and is_vault_markdown(relpath)
+def is_watched_file(relpath: str, selection: Selection = DEFAULT) -> bool:
+    """True for the files whose changes reach the index: those `selection` selects (by
+    default MEMORY.md and memory/**/*.md)."""
+    return not is_ignored(relpath) and selection.selects(relpath)
 
 
-def is_watched_dir(relpath: str) -> bool:
-    """True for folders that can hold watched files: memory/ and the folders below it."""
+def is_watched_dir(relpath: str, selection: Selection = DEFAULT) -> bool:
+    """True for folders that can hold watched files (memory/ and the folders below it, and
+    those the selection's globs reach); never the vault folder itself."""
     rel = relpath.strip("/")
-    return (rel == LOG_DIR or rel.startswith(LOG_DIR + "/")) and not is_ignored(rel)
+    return bool(rel) and selection.may_hold(rel) and not is_ignored(rel)
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,7 @@ class Touch:
 
     keys: frozenset[str] = frozenset()  # files, and folders as "dir/", to re-read
     config: bool = False  # memvault.toml changed
-    log_dir: bool = False  # memory/ itself appeared, vanished or moved: watch it again
+    log_dir: bool = False  # memory/ (or another watched tree) appeared, vanished or moved: watch it again
     complete: bool = False  # the event ends a write (closed, renamed into place, deleted)
 
     def __bool__(self) -> bool:
@@ -87,8 +89,10 @@ def relative(path: str, root: str) -> str | None:
     return rel.replace(os.sep, "/")
 
 
-def touched(event_type: str, src: str, dest: str, is_directory: bool, root: str) -> Touch:
-    """Map one watchdog event (its type, absolute paths and kind) to the paths to re-read.
+def touched(event_type: str, src: str, dest: str, is_directory: bool, root: str,
+            selection: Selection = DEFAULT) -> Touch:
+    """Map one watchdog event (its type, absolute paths and kind) to the paths to re-read,
+    by the files `selection` selects.
 
     Both ends of a move count: the source is gone (its entries must go) and the
     destination is new. A move from outside the vault arrives as "created", a move out
@@ -106,13 +110,13 @@ def touched(event_type: str, src: str, dest: str, is_directory: bool, root: str)
             continue
         if rel == CONFIG_NAME and not is_directory:
             config = True
-        elif rel == LOG_DIR:
+        elif rel in selection.roots:
             log_dir = True
-            keys.add(LOG_DIR + "/")
+            keys.add(rel + "/")
         elif is_directory:
-            if is_watched_dir(rel):
+            if is_watched_dir(rel, selection):
                 keys.add(rel + "/")
-        elif is_watched_file(rel):
+        elif is_watched_file(rel, selection):
             keys.add(rel)
     if not (keys or config or log_dir):
         return NOTHING

@@ -26,7 +26,8 @@ from typing import Any
 
 from memvault.entries.model import Problem
 from memvault.errors import MemvaultError, UnsafePath
-from memvault.layout import is_file, problem_at, read_file, walk
+from memvault.filedates import FileDates
+from memvault.layout import DEFAULT, Selection, is_file, problem_at, read_file, walk
 from memvault.parsed import parse_path
 from memvault.watch.paths import expand, is_watched_file
 
@@ -103,12 +104,13 @@ def stat_file(root: Path, rel: str) -> Stat | None:
 
 
 def disk_state(root: Path, folders: Iterable[str] | None = None,
-               skipped: list[Problem] | None = None) -> dict[str, Stat]:
+               skipped: list[Problem] | None = None, selection: Selection = DEFAULT) -> dict[str, Stat]:
     """Size and mtime of every watched file (or of those under `folders`, given as "dir/"),
     by the same walk as the index (what the layout rule skips goes to `skipped`)."""
     wanted = sorted({f.rstrip("/") for f in folders}) if folders is not None else None
-    return {rel: Stat(st.st_size, st.st_mtime_ns) for rel, st in walk(root, skipped, wanted, with_stat=True)
-            if st is not None and is_watched_file(rel)}
+    return {rel: Stat(st.st_size, st.st_mtime_ns)
+            for rel, st in walk(root, skipped, wanted, with_stat=True, selection=selection)
+            if st is not None and is_watched_file(rel, selection)}
 
 
 def sha256_of(root: Path, rel: str) -> str | None:
@@ -136,7 +138,7 @@ def racy(root: Path, disk: Mapping[str, Stat], same: set[str], indexed: Mapping[
 # -- the sync itself ----------------------------------------------------------------------
 
 def plan(root: Path, indexed: Mapping[str, Any], keys: set[str] | None,
-         snapshot: Mapping[str, Stat] | None = None) -> tuple[set[str], set[str]]:
+         snapshot: Mapping[str, Stat] | None = None, selection: Selection = DEFAULT) -> tuple[set[str], set[str]]:
     """(files to re-read, files to settle): the files named (folders expanded), or, for a
     reconcile, every file that differs. "Settle" files differ only in the recorded mtime
     (the index records an impossible one for files written moments before it read them)
@@ -144,7 +146,7 @@ def plan(root: Path, indexed: Mapping[str, Any], keys: set[str] | None,
     not news. A reconcile may start from a `snapshot` of the disk taken moments earlier by
     another thread; the files it shows as different are stat'ed again before they count."""
     if keys is None:
-        disk = disk_state(root) if snapshot is None else snapshot
+        disk = disk_state(root, selection=selection) if snapshot is None else snapshot
         changed, same = differing(disk, indexed)
         changed |= racy(root, disk, same, indexed)
         edited = hashed_otherwise(disk, same - changed, indexed)
@@ -156,7 +158,7 @@ def plan(root: Path, indexed: Mapping[str, Any], keys: set[str] | None,
     folders = [k for k in keys if k.endswith("/")]
     if not folders:
         return set(keys), set()
-    on_disk = set(disk_state(root, folders))
+    on_disk = set(disk_state(root, folders, selection=selection))
     return expand(keys, on_disk, set(indexed)), set()
 
 
@@ -197,11 +199,14 @@ def indexed_counts(index: Any, paths: Iterable[str] | None = None) -> dict[str, 
 
 
 def screen(root: Path, config: Any, paths: Iterable[str],
-           counts: Mapping[str, int | None]) -> tuple[list[str], dict[str, str], dict[str, int]]:
+           counts: Mapping[str, int | None], dates: FileDates | None = None,
+           ) -> tuple[list[str], dict[str, str], dict[str, int]]:
     """Split `paths` into those to index and those whose last good version is kept.
 
     `counts` maps every indexed file among `paths` to the entries the index holds for it
-    (None when unknown: the file is then indexed as it is)."""
+    (None when unknown: the file is then indexed as it is); `dates` dates the files whose
+    names carry no day, as the index will."""
+    dates = dates or FileDates(root, Selection.of(config), config.tz)
     good: list[str] = []
     broken: dict[str, str] = {}
     delta: dict[str, int] = {}
@@ -210,7 +215,7 @@ def screen(root: Path, config: Any, paths: Iterable[str],
         if not old_events or not is_file(root, rel):
             good.append(rel)  # new files, files without entries and deletions need no check
             continue
-        parsed = parse_path(root, rel, config)
+        parsed = parse_path(root, rel, config, dates)
         errors = [p for p in parsed.problems if p.severity == "error"]
         if keeps_last_good(len(errors), len(parsed.events), old_events):
             first = errors[0]
@@ -223,9 +228,10 @@ def screen(root: Path, config: Any, paths: Iterable[str],
 
 
 def sync(root: Path, config: Any, index: Any, keys: set[str] | None = None,
-         snapshot: Mapping[str, Stat] | None = None) -> SyncResult:
+         snapshot: Mapping[str, Stat] | None = None, dates: FileDates | None = None) -> SyncResult:
     """Update `index` for `keys` (files, and folders as "dir/"), or reconcile the whole vault
-    (from `snapshot`, when the disk was already scanned)."""
+    (from `snapshot`, when the disk was already scanned), over the files `[vault]
+    include`/`exclude` in `config` select."""
     start = time.perf_counter()
     stale = getattr(index, "stale_reason", lambda: None)()
     if stale is not None:  # missing, damaged or built with other settings: rebuild from the files
@@ -237,9 +243,9 @@ def sync(root: Path, config: Any, index: Any, keys: set[str] | None = None,
         paths, settle = set(keys), set[str]()
         counts = indexed_counts(index, paths)
     else:
-        paths, settle = plan(root, index.indexed_files(), keys, snapshot)
+        paths, settle = plan(root, index.indexed_files(), keys, snapshot, Selection.of(config))
         counts = indexed_counts(index, paths if len(paths) <= 900 else None)
-    good, broken, delta = screen(root, config, paths, counts or {})
+    good, broken, delta = screen(root, config, paths, counts or {}, dates)
     result = SyncResult(updated=good, broken=broken, broken_delta=delta)
     if good or settle:
         result.report = index.update(sorted({*good, *settle}))

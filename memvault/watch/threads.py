@@ -111,7 +111,7 @@ class Scanner:
     def _loop(self) -> None:
         while not self._stop.wait(self.w.reconcile_every()):
             try:
-                self.w.offer_snapshot(self._check.hash_slice(self.w.root, disk_state(self.w.root)))
+                self.w.offer_snapshot(self._check.hash_slice(self.w.root, disk_state(self.w.root, selection=self.w.vault.selection)))
             except Exception as exc:  # never let a scan error end the reconciles
                 self.w.log("error", f"scanning the vault failed: {exc}")
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memvault.errors import MemvaultError
+from memvault.layout import Selection
 from memvault.parsed import ParsedVault
 from memvault.watch.debounce import DEFAULT_DEBOUNCE, DEFAULT_MAX_DELAY, Coalescer
 from memvault.watch.logsink import LogSink
@@ -71,7 +72,7 @@ class _Handler:
 
     def dispatch(self, event: Any) -> None:
         t = touched(event.event_type, _s(event.src_path), _s(getattr(event, "dest_path", "")),
-                    event.is_directory, str(self.w.root))
+                    event.is_directory, str(self.w.root), self.w.selection)
         if t:
             self.w.enqueue(t.keys, config=t.config, log_dir=t.log_dir, complete=t.complete)
 
@@ -105,10 +106,16 @@ class Watcher:
         self._lock = WatchLock(self.root)
         self._observer = VaultObserver(self.root, _Handler(self), kind=self.options.observer,
                                        say=lambda m: self.log("warning", m),
-                                       observer_factory=self.options.observer_factory)
+                                       observer_factory=self.options.observer_factory,
+                                       trees=self.selection.roots)
         self._worker: threading.Thread | None = None
         self._committer: Committer | None = None
         self.index: Any = None
+
+    @property
+    def selection(self) -> Selection:
+        """The files watched: the vault's `[vault] include`/`exclude` (reloaded with it)."""
+        return self.vault.selection
 
     # -- events in ------------------------------------------------------------------------
 
@@ -222,7 +229,7 @@ class Watcher:
 
     def _first_sync(self) -> None:
         start = time.perf_counter()
-        disk = disk_state(self.root)
+        disk = disk_state(self.root, selection=self.selection)
         self.record.files_on_disk = len(disk)
         result = self._sync(None, disk)
         self.record.state = "ready"
@@ -301,7 +308,7 @@ class Watcher:
         if self._db_ino is not None and self._index_ino() != self._db_ino:
             self.index.close()  # the next call opens the new file
         try:
-            result = sync(self.root, self.vault.config, self.index, keys, snapshot)
+            result = sync(self.root, self.vault.config, self.index, keys, snapshot, self.vault.dates)
         except Exception:
             self.index.close()  # whatever went wrong, the retry starts from a fresh connection
             raise
@@ -369,6 +376,7 @@ class Watcher:
             self.log("error", f"memvault.toml changed but cannot be read: {exc}; keeping the old settings")
             return
         self.vault = vault
+        self._observer.set_trees(self.selection.roots)  # [vault] include may name other folders
         self.index.close()
         self._open()
         self.log("reconcile", "memvault.toml changed: settings reloaded")

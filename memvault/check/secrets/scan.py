@@ -10,7 +10,9 @@ The rules, most specific first, so a token is named by what it is:
 2. a credential word in front of the value (secretwords.py): assignments (`password=...`,
    `"apiKey": "..."`), prose ("the password for prod is ..."), PINs and card codes;
 3. command lines (secretcli.py): `sshpass -p`, `mysql -p...`, `curl -u user:...`, `--password`;
-4. high-entropy tokens in any assignment (`FOO_SIG=...`, `"nonce": "..."`).
+4. wallet seed phrases after their word (seed.py);
+5. high-entropy tokens in any assignment (`FOO_SIG=...`, `"nonce": "..."`), unless the key or
+   the value is public by its shape (shapes.py: `post_id`, `wallet_address`, `feature/…`).
 Invisible format characters (zero-width space, soft hyphen, bidi marks) are removed before
 scanning, so `gh<ZWSP>p_...` is still a GitHub token; positions are reported in the original.
 
@@ -29,6 +31,17 @@ from dataclasses import dataclass
 from memvault.check.secrets.cli import HINTS as CLI_HINTS
 from memvault.check.secrets.cli import cli_hits
 from memvault.check.secrets.patterns import SHORT_HINTS, pattern_hits
+from memvault.check.secrets.seed import HINTS as SEED_HINTS
+from memvault.check.secrets.seed import seed_hits
+from memvault.check.secrets.shapes import (
+    chain_address,
+    identifier,
+    key_qualifier,
+    label_names_id,
+    object_id,
+    public_name,
+    ref_or_url,
+)
 from memvault.check.secrets.values import demo, entropy, looks_random
 from memvault.check.secrets.words import ASSIGN_HINTS, PROSE_HINTS, cred_assignments, prose_hits
 from memvault.errors import InputError
@@ -50,8 +63,6 @@ ASSIGN_TOKEN_RE = re.compile(
     r"(?<![\w.-])(?P<key>[A-Za-z_][\w.-]{0,63})[\"']?[ \t]{0,16}(?::=|[:=])[ \t]{0,16}(?P<q>[\"']?)"
     r"(?P<value>[A-Za-z0-9+/_~.=-]{20,1024})"
 )
-NOT_SECRET_KEYS = re.compile(  # a digest, a fingerprint, a public key or an id is not a secret
-    r"(?i)sha\d|md5|fingerprint|digest|hash|checksum|etag|integrity|pub(?:lic)?[_-]?key|^(?:cid|u?u?id|ulid)$")
 LONG_RUN_RE = re.compile(r"\S{15,}")  # the shortest token a fixed-shape pattern matches
 
 
@@ -133,7 +144,7 @@ def _lines_at(text: str, starts: set[int]) -> Iterator[tuple[int, str]]:
 
 
 # One line search per distinct word: a hint that contains another (sshpass, private key) uses its lines.
-BASE_HINTS = _shortest_within((*ASSIGN_HINTS, *PROSE_HINTS, *CLI_HINTS, *SHORT_HINTS))
+BASE_HINTS = _shortest_within((*ASSIGN_HINTS, *PROSE_HINTS, *CLI_HINTS, *SHORT_HINTS, *SEED_HINTS))
 
 
 def _hits(text: str) -> list[Hit]:
@@ -158,13 +169,33 @@ def _hits(text: str) -> list[Hit]:
         hits.extend(prose_hits(start, line))
     for start, line in lines(CLI_HINTS):
         hits.extend(cli_hits(start, line))
+    for start, line in lines(SEED_HINTS):
+        hits.extend(seed_hits(start, line))
     for start, line in _lines_at(text, runs):
         for m in ASSIGN_TOKEN_RE.finditer(line):
-            value = m["value"]  # (_Z...: a mangled C++ symbol)
-            if not demo(value) and not value.startswith("_Z") and looks_random(value) and not NOT_SECRET_KEYS.search(m["key"]):
+            if line[m.start() - 1 : m.start()] in ("?", "&") and m.start() > 0:
+                continue  # a URL's query parameter: credential-named ones (token=, key=) have their own rule
+            if random_assigned(m["key"], m["value"], line[max(0, m.start() - 60) : m.start()]):
                 hits.append((start + m.start("value"), start + m.end("value"),
                              f"high-entropy value assigned to '{m['key']}'", "MV508"))
     return hits
+
+
+def random_assigned(key: str, value: str, label: str) -> bool:
+    """A random-looking value under a key that is no credential word: a secret unless it is public.
+
+    Public: what the key names (`post_id`, `wallet_address`, `Branch`, `contentHash`; or the
+    words before it: "Nano ID for the invite:", "cache key:") or what the value is (an address, a host path,
+    a git branch, a lower-case name; `_Z…` is a mangled C++ symbol).
+    """
+    if demo(value) or value.startswith("_Z") or not looks_random(value):
+        return False
+    label = label.rsplit(",", 1)[-1].rsplit(";", 1)[-1]
+    if public_name(key) or label_names_id(label):
+        return False
+    if key.lower() == "key" and label.split() and key_qualifier(label.split()[-1].strip("*_`(")):
+        return False  # "cache key: …"
+    return not (chain_address(value) or ref_or_url(value) or identifier(value) or object_id(value))
 
 
 def _one_per_secret(hits: list[Hit]) -> list[Hit]:

@@ -12,6 +12,16 @@ import re
 from collections import Counter
 from functools import lru_cache
 
+from memvault.check.secrets.shapes import (
+    caps_name,
+    chain_address,
+    date_or_time,
+    identifier,
+    manager_ref,
+    number_with_unit,
+    ref_or_url,
+)
+
 PLACEHOLDER_RE = re.compile(
     r"(?i)^(?:x{3,}|\*{3,}|\.{3,}|\u2026|<[^>]*>?|\{\{?[^}]*\}?\}?|\$\{?\w+\}?|%\(?\w+\)?s?%?|changeme|changeit|redacted|"
     r"example\w*|dummy\w*|sample\w*|fake\w*|test(?:ing)?|secret|password|passw[o0]rd|pass|token|"
@@ -85,11 +95,18 @@ def placeholder(value: str) -> bool:
 
 
 def not_a_literal(value: str) -> bool:
-    """A path, URL, call, variable or identifier: code or a reference, not a credential's text."""
+    """A path, URL, call, variable or identifier: code or a reference, not a credential's text.
+
+    Also what is public by its shape (shapes.py): a wallet address, an ALL_CAPS variable name,
+    a quantity (`800yr`), a password manager named as the place ("1Password"), a host path or
+    a git branch.
+    """
     return bool(
         placeholder(value) or PATH_RE.match(value) or CALL_RE.match(value) or IDENT_ONLY_RE.match(value)
         or TAG_RE.match(value)
         or "://" in value or value.startswith("www.")
+        or chain_address(value) or caps_name(value) or number_with_unit(value) or manager_ref(value)
+        or ref_or_url(value)
     )
 
 
@@ -101,7 +118,7 @@ def password_like(value: str) -> bool:
     Dates and times ("password changed 2026-02-20") and file names are not passwords.
     """
     value = value[:MAX_VALUE]
-    if len(value) < 4 or not_a_literal(value) or DATE_TIME_RE.match(value) or FILE_RE.search(value):
+    if len(value) < 4 or not_a_literal(value) or date_or_time(value) or FILE_RE.search(value):
         return False
     return has_digit_or_symbol(value)  # a numeric password or passcode included
 
@@ -110,7 +127,7 @@ def password_like(value: str) -> bool:
 def token_like(value: str, *, hex_ok: bool) -> bool:
     """A token, key or secret: random-looking, or (where `hex_ok`) 32+ hex digits."""
     value = value[:MAX_VALUE]
-    if len(value) < 12 or not_a_literal(value):
+    if len(value) < 12 or not_a_literal(value) or identifier(value):
         return False
     if looks_random(value):
         return True
@@ -126,7 +143,7 @@ def assigned_is_secret(password_key: bool, value: str) -> bool:
     value = value[:MAX_VALUE].rstrip(".)]}")
     if password_key:
         return password_like(value) and not value.isdigit() or (value.isdigit() and len(value) >= 6)
-    return len(value) >= 12 and not not_a_literal(value) and _tokenish(value)
+    return len(value) >= 12 and not not_a_literal(value) and not identifier(value) and _tokenish(value)
 
 
 def _tokenish(value: str) -> bool:

@@ -50,7 +50,7 @@ def build(index: Index, progress: Progress | None, note: str | None = None) -> U
 def _build(index: Index, progress: Progress | None, note: str | None) -> UpdateReport:
     vault = index.vault
     report = UpdateReport()
-    paths = list(iter_markdown(vault.root, report.problems))
+    paths = list(iter_markdown(vault.root, report.problems, selection=vault.selection))
     index.dir.mkdir(parents=True, exist_ok=True)
     tmp_db = index.dir / f".{index.backend}.db.tmp{os.getpid()}"
     tmp_dir = index.dir / f".{index.backend}.tmp{os.getpid()}"
@@ -69,7 +69,7 @@ def _build(index: Index, progress: Progress | None, note: str | None) -> UpdateR
         counts: Counter[str] | None = None if engine.counts_terms else Counter()
         rowid = 1
         for n, rel in enumerate(paths, 1):
-            got = read_parsed(vault.root, rel, vault.config)
+            got = read_parsed(vault, rel)
             if progress:
                 progress(n, len(paths))
             if not isinstance(got, tuple):

@@ -27,7 +27,7 @@ from memvault import derived_db
 from memvault.entries.model import Event, Problem
 from memvault.errors import ConfigError, InputError
 from memvault.fsio import locked
-from memvault.layout import is_file, is_vault_markdown, problem_at
+from memvault.layout import is_file, problem_at
 from memvault.parsed import ParsedVault, parser_fingerprint
 from memvault.search import access
 from memvault.search.hits import Hit
@@ -181,13 +181,13 @@ class Index:
         indexed = store.file_states(conn, wanted)
         report = UpdateReport()
         if wanted is None:
-            disk = files.scan(self.vault.root, report.problems)
+            disk = files.scan(self.vault.root, report.problems, self.vault.selection)
             todo = [p for p, st in disk.items() if p not in indexed or indexed[p][:2] != st]
             gone = [p for p in indexed if p not in disk]
         else:
             todo, gone = [], []
             for rel in dict.fromkeys(wanted):
-                if not is_vault_markdown(rel):
+                if not self.vault.selection.selects(rel):
                     continue
                 if is_file(self.vault.root, rel):
                     todo.append(rel)
@@ -200,7 +200,7 @@ class Index:
         parsed: dict[str, tuple[FileState, list[Event], list[Problem]]] = {}
         touched_stat: dict[str, FileState] = {}
         for n, rel in enumerate(todo, 1):
-            got = files.read_parsed(self.vault.root, rel, self.vault.config)
+            got = files.read_parsed(self.vault, rel)
             if isinstance(got, Problem):
                 report.problems.append(got)  # keep what was indexed for it
             elif rel in indexed and got[0].sha256 == indexed[rel][2]:
@@ -279,7 +279,7 @@ class Index:
     def changed_files(self) -> tuple[list[str], list[str]]:
         """(files new or changed on disk by size/mtime, files gone), without reading them."""
         indexed = self.indexed_files() if self.db_path.exists() else {}
-        disk = files.scan(self.vault.root)
+        disk = files.scan(self.vault.root, selection=self.vault.selection)
         changed = [p for p, st in disk.items() if p not in indexed or tuple(indexed[p][:2]) != st]
         return changed, [p for p in indexed if p not in disk]
 
@@ -377,7 +377,7 @@ class Index:
         reason = self.stale_reason()
         exists = self.db_path.exists() and reason != "no index yet"
         skipped: list[Problem] = []
-        disk = files.scan(self.vault.root, skipped)
+        disk = files.scan(self.vault.root, skipped, self.vault.selection)
         meta: dict[str, str] = {}
         indexed: dict[str, tuple[int, int, str, int]] = {}
         if exists and self._conn is not None and not (reason or "").startswith("damaged"):
@@ -390,7 +390,7 @@ class Index:
             if rel in indexed and tuple(indexed[rel][:2]) == st:
                 events_disk += indexed[rel][3]
                 continue
-            got = files.read_parsed(self.vault.root, rel, self.vault.config)
+            got = files.read_parsed(self.vault, rel)
             if isinstance(got, Problem):
                 changed.append(rel)
                 continue

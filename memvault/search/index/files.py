@@ -11,11 +11,10 @@ import os
 import time
 from pathlib import Path
 
-from memvault.config.core import Config
 from memvault.entries.model import Event, Problem
 from memvault.errors import UnsafePath
-from memvault.layout import open_file, walk
-from memvault.parsed import parse_bytes
+from memvault.layout import DEFAULT, Selection, open_file, walk
+from memvault.parsed import ParsedVault, parse_bytes
 from memvault.search.fields import field_texts, parent_headings
 from memvault.search.index.engine import Doc, FileState
 from memvault.search.textproc import analyzed
@@ -42,23 +41,26 @@ def inode(path: Path) -> int | None:
         return None
 
 
-def scan(root: Path, skipped: list[Problem] | None = None) -> dict[str, tuple[int, int]]:
+def scan(root: Path, skipped: list[Problem] | None = None, selection: Selection = DEFAULT,
+         ) -> dict[str, tuple[int, int]]:
     """(size, mtime_ns) of the files `iter_markdown` lists, by relpath (what it skips by the
     layout rule goes to `skipped`)."""
-    return {rel: (st.st_size, st.st_mtime_ns) for rel, st in walk(root, skipped, with_stat=True) if st}
+    return {rel: (st.st_size, st.st_mtime_ns) for rel, st in walk(root, skipped, with_stat=True, selection=selection)
+            if st}
 
 
-def read_parsed(root: Path, rel: str, config: Config) -> tuple[FileState, list[Event], list[Problem]] | Problem:
+def read_parsed(vault: ParsedVault, rel: str) -> tuple[FileState, list[Event], list[Problem]] | Problem:
     """Read, hash and parse one file; a read failure is a Problem (the caller keeps old data)."""
     try:
-        with open_file(root, rel) as fh:
+        with open_file(vault.root, rel) as fh:
             st = os.fstat(fh.fileno())
             raw = fh.read()
     except UnsafePath as exc:  # a link or not a file: never read (layout.py)
         return exc.problem
     except OSError as exc:
         return Problem(rel, 1, f"cannot read file: {exc.strerror or exc}", code="MV100")
-    _, parsed = parse_bytes(raw, rel, config)
+    day = vault.dates.of(rel, st.st_mtime)  # None, without git, for files named by their day
+    _, parsed = parse_bytes(raw, rel, vault.config, day)
     state = FileState(st.st_size, st.st_mtime_ns, hashlib.sha256(raw).hexdigest())
     return state, parsed.events, parsed.problems
 
