@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import shutil
 import sys
@@ -249,6 +250,17 @@ def asked_at(root: Path) -> datetime:
     return day.replace(tzinfo=Vault.open(root).config.tz)
 
 
+def pin_mtimes(root: Path) -> None:
+    """Every file's modification time at 09:00 on the first log's day. A file with no date in its
+    name is dated by its first commit, else by this time (docs/format.md); a fixture copy has no
+    history, and the time of the copy would put its notes after the moment of asking."""
+    days = [p.name[:10] for p in (root / "memory").rglob("*.md") if re.match(r"\d{4}-\d\d-\d\d", p.name)]
+    stamp = datetime.fromisoformat(min(days) + "T09:00:00+00:00").timestamp()
+    for p in root.rglob("*"):
+        if p.is_file():
+            os.utime(p, (stamp, stamp))
+
+
 def run(vault: Path = DATA / "vault", questions_path: Path = DATA / "questions.jsonl",
         backend: str = "sqlite") -> dict[str, Any]:
     questions = load_questions(vault, questions_path)
@@ -261,6 +273,7 @@ def run(vault: Path = DATA / "vault", questions_path: Path = DATA / "questions.j
         root = Path(tmp) / "vault"
         shutil.copytree(vault, root, ignore=shutil.ignore_patterns(".memvault", ".git"))
         at = asked_at(root)
+        pin_mtimes(root)
         for label, when in (("next morning", at), ("a year later", at + timedelta(days=365))):
             ranks, counts = memvault_ranks(root, questions, backend, when)
             result[label] = breakdown(questions, ranks)
