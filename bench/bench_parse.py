@@ -19,7 +19,7 @@ from memvault.layout import iter_markdown
 from memvault.vault import Vault
 
 
-def run_once(root: Path) -> tuple[float, float, float, int]:
+def run_once(root: Path) -> tuple[float, float, float, int, int]:
     t0 = time.perf_counter()
     for rel in iter_markdown(root):
         read_text(root / rel)
@@ -31,7 +31,8 @@ def run_once(root: Path) -> tuple[float, float, float, int]:
     timeline = vault.timeline
     t3 = time.perf_counter()
     assert files and timeline.events
-    return floor, t2 - t1, t3 - t2, len(timeline.events)
+    notes = sum(1 for e in timeline.events if e.type == "note")
+    return floor, t2 - t1, t3 - t2, len(timeline.events), notes
 
 
 def main() -> None:
@@ -41,8 +42,8 @@ def main() -> None:
     args = ap.parse_args()
     rows = [run_once(args.vault) for _ in range(args.runs)]
     floor, parse, tl = (statistics.median(r[i] for r in rows) for i in range(3))
-    events = rows[0][3]
-    print(f"vault: {args.vault}  events: {events}  runs: {args.runs} (medians)")
+    events, notes = rows[0][3], rows[0][4]
+    print(f"vault: {args.vault}  events: {events} ({notes} notes)  runs: {args.runs} (medians)")
     print(f"read floor        {floor:7.3f} s")
     print(f"parse             {parse:7.3f} s   ({parse / floor:.1f}x floor, {events / parse:,.0f} events/s)")
     print(f"timeline          {tl:7.3f} s")

@@ -2,6 +2,7 @@
 
     python bench/synth.py /tmp/mv-100k --events 100000 --files 5000 --seed 1
     python bench/synth.py /tmp/mv-hist --events 100000 --files 5000 --commits 1000
+    python bench/synth.py /tmp/mv-ff-100k --freeform      # 100k freeform sections (synth_freeform.py)
 
 Daily logs from 2012 onward, ~events/files entries each, in the documented format: typed
 entries, metadata lines, inline #tags, [[links]], supersession chains by id, by link and by
@@ -156,14 +157,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--files", type=int, default=5_000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--commits", type=int, default=0, help="commit the files to git in N commits")
+    ap.add_argument("--freeform", action="store_true",
+                    help="freeform logs (headings, bullets, tables, code; two languages): --events counts sections")
     args = ap.parse_args(argv)
     if args.out.exists() and any(args.out.iterdir()):
         print(f"{args.out} is not empty; refusing to overwrite", file=sys.stderr)
         return 2
-    written = generate(args.out, args.events, args.files, args.seed)
+    if args.freeform:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from synth_freeform import generate_freeform
+
+        written = generate_freeform(args.out, args.events, args.files, args.seed)
+    else:
+        written = generate(args.out, args.events, args.files, args.seed)
     if args.commits:
         commit_history(args.out, written, args.commits)
-    print(f"wrote {args.events} events in {args.files} files to {args.out}")
+    print(f"wrote {args.events} {'sections' if args.freeform else 'events'} in {args.files} files to {args.out}")
     return 0
 
 
