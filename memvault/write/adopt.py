@@ -33,7 +33,7 @@ from memvault.search.index import index_status, update_index
 from memvault.write.adopt_report import AdoptReport, entry_counts, files_by_kind, problems_by_code
 from memvault.write.log import TEMPLATE
 
-SECRET_CODES = frozenset(f"MV{n}" for n in range(501, 511))
+SECRET_CODES = frozenset(f"MV{n}" for n in range(501, 512))
 COMMIT_MESSAGE = "memvault: adopt existing memory"
 IGNORE_LINES = f"{DERIVED_DIR}/\n*.mvtmp\n"
 LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}  # a file named `*.md` or `:x.md` is that file, not a pattern
