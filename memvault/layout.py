@@ -250,7 +250,7 @@ def link_problem(root: str | os.PathLike[str], rel: str) -> Problem:
         target = os.readlink(full)
     except OSError:
         target = "?"
-    fix = f"put the {'folder' if os.path.isdir(full) else 'file'} itself here"
+    fix = f"put the {'folder' if os.path.isdir(full) or _folder_name(full) else 'file'} itself here"
     if not os.path.exists(full):
         where, fix = "which cannot be followed (a loop or a missing target)", "remove it, or " + fix
     else:
@@ -258,6 +258,12 @@ def link_problem(root: str | os.PathLike[str], rel: str) -> Problem:
         where = "(inside the vault)" if real.startswith(base + os.sep) else "(outside the vault)"
     return Problem(rel, 1, f"symbolic link to {target} {where}; memvault never follows links, so it is "
                    f"not read and nothing is written through it: {fix}", code=LINK)
+
+
+def _folder_name(full: str) -> bool:
+    """A link whose target is missing (`memory/archive -> /Volumes/Backup/archive`): named like a
+    folder (no extension), it most likely stood for one."""
+    return not os.path.exists(full) and not os.path.splitext(os.path.basename(full))[1]
 
 
 def staged_link_problem(rel: str) -> Problem:
@@ -384,8 +390,10 @@ def _entry(base: str, entry: os.DirEntry[str], rel: str, stack: list[str] | None
         return None
     try:
         if entry.is_symlink():
-            # a link where a vault file or folder could be would hide or pull in entries: say so
-            if selection.selects(rel) or (os.path.isdir(entry.path) and selection.may_hold(rel)):
+            # a link where a vault file or folder could be would hide or pull in entries: say so,
+            # also when its target is missing (a backup disk not mounted) and its name is a folder's
+            folder = os.path.isdir(entry.path) or _folder_name(entry.path)
+            if selection.selects(rel) or (folder and selection.may_hold(rel)):
                 note(link_problem(base, rel))
             return None
         if entry.is_dir(follow_symlinks=False):

@@ -103,7 +103,7 @@ def test_the_report_counts_what_the_parsed_vault_holds(tmp_path: Path, runner):
     by_code = {row["code"]: row for row in data["problems"]}
     assert {code: row["count"] for code, row in by_code.items()} == {
         code: sum(p.code == code for p in found) for code in {p.code for p in found}}
-    assert by_code["MV004"]["examples"][0] == {"path": "memory/2026-02-01.md", "line": 7,
+    assert by_code["MV004"]["examples"][0] == {"path": "memory/2026-02-01.md", "line": 7, "col": 1,
                                                "message": "invalid time 25:99 in '## 25:99 - Belief'; its text is read as a note"}
     assert all(len(row["examples"]) <= 3 for row in data["problems"])
     assert data["errors"] == sum(p.severity == "error" for p in found)
@@ -119,7 +119,7 @@ def test_the_text_report_names_files_entries_problems_and_next_steps(tmp_path: P
     assert result.exit_code == 0, out
     assert f"adopted {ws.resolve()}: wrote memvault.toml; no existing file was changed" in out
     assert "2 day files" in out and "1 MEMORY.md" in out and "2 MEMORY.md bullets" in out
-    assert "MV004 error" in out and "memory/2026-02-01.md:7: invalid time 25:99" in out
+    assert "MV004 error" in out and "memory/2026-02-01.md:7:1: invalid time 25:99" in out
     assert "git: initialized a new repository" in out and "hook: installed" in out
     assert "memory files are not committed yet" in out and "git commit --no-verify" in out
 
@@ -213,9 +213,68 @@ def test_commit_is_refused_when_the_memory_holds_a_secret(tmp_path: Path, runner
     ws = make_workspace(tmp_path / "ws", files)
     result, data = adopt(runner, str(ws), "--commit", "--json")
     assert result.exit_code == 1
-    assert data["commit"] is None and "memory/2026-02-03.md" in data["commit_refused"]
+    assert data["commit"] is None and "memory/2026-02-03.md:3:15 MV503" in data["commit_refused"]
+    assert data["secrets"] == [{"path": "memory/2026-02-03.md", "line": 3, "col": 15, "code": "MV503"}]
     assert not has_head(ws) and (ws / "memvault.toml").is_file() and data["hook"]["action"] == "installed"
     assert TOKEN not in result.output
+
+
+SECRET_DAY = f"# 2026-02-03\n\n- pushed with {TOKEN}\n- wifi: password is Sommer2024!\n"
+
+
+@pytest.mark.parametrize("flags", [["--commit"], []], ids=["commit", "no-commit"])
+def test_with_secrets_found_the_next_steps_say_remove_them_and_never_skip_the_hook(tmp_path: Path, runner, flags):
+    # QA: in a folder without git, `adopt --commit` refused for a secret, then its next steps
+    # said `git add … && git commit --no-verify`, which would have committed the secret.
+    ws = make_workspace(tmp_path / "ws", dict(WORKSPACE, **{"memory/2026-02-03.md": SECRET_DAY}))
+    result, _ = adopt(runner, str(ws), *flags)
+    out = result.output
+    assert result.exit_code == (1 if flags else 0), out
+    steps = out.split("\nnext:\n", 1)[1]
+    assert "--no-verify" not in steps and "Sommer2024" not in out and TOKEN not in out
+    first = steps.strip().splitlines()[0]
+    assert first.startswith("remove the 2 secrets first")
+    assert "memory/2026-02-03.md:3:15 MV503" in first and "memory/2026-02-03.md:4:" in first
+    assert "git commit -m 'memvault: adopt existing memory'" in steps  # through the hook, which scans again
+    # ... and that commit, run as the steps say after the secrets are gone, is refused while one stays
+    (ws / "memory" / "2026-02-03.md").write_text("# 2026-02-03\n\n- wifi: password is Sommer2024!\n", encoding="utf-8")
+    git(ws, "add", "memvault.toml", "MEMORY.md", "memory")
+    refused = commit(ws)
+    assert refused.returncode != 0 and "MV507" in refused.stdout + refused.stderr and not has_head(ws)
+
+
+def test_without_secrets_the_baseline_commit_may_skip_the_hook(tmp_path: Path, runner):
+    ws = make_workspace(tmp_path / "ws")
+    result, data = adopt(runner, str(ws))
+    assert data is None and "remove the" not in result.output
+    assert "(the secret scan found none): git add memvault.toml MEMORY.md memory && git commit --no-verify" in result.output
+
+
+def test_the_report_says_which_timezone_it_chose(tmp_path: Path, runner, monkeypatch):
+    monkeypatch.setenv("TZ", "America/Sao_Paulo")
+    result, data = adopt(runner, str(make_workspace(tmp_path / "ws")))
+    assert ("timezone: America/Sao_Paulo (from this machine; set [vault] timezone in memvault.toml if your logs "
+            "use another)") in result.output
+    result, data = adopt(runner, str(make_workspace(tmp_path / "ws2")), "--timezone", "Europe/Berlin", "--json")
+    assert data["timezone"] == "Europe/Berlin"
+    result, _ = adopt(runner, str(make_workspace(tmp_path / "ws3")), "--timezone", "Europe/Berlin")
+    assert "timezone: Europe/Berlin (from --timezone" in result.output
+
+
+def test_counts_are_singular_and_plural_and_examples_on_one_line_differ_by_column(tmp_path: Path, runner):
+    # QA: "1 topic files", and two findings on one line printed as two identical lines.
+    other = "ghp_" + TOKEN[4:][::-1]
+    files = {"memory/2026-02-03.md": "# 2026-02-03\n\n## 25:99 - Belief\nflaky\n",
+             "memory/2026-02-05-incident.md": f"# Incident\n\n- rotated {TOKEN} to {other}\n"}
+    result, _ = adopt(runner, str(make_workspace(tmp_path / "ws", files)))
+    out = result.output
+    assert "files: 2 (1 day file, 1 topic file)" in out
+    assert "found: 0 typed entries, 2 notes, 0 MEMORY.md bullets" in out
+    assert "problems: 3 errors, 0 warnings" in out and "MV004 error        1  " in out
+    examples = [line.strip() for line in out.splitlines() if line.startswith("      memory/2026-02-05-incident.md:3:")]
+    assert [e.split(": ", 1)[0] for e in examples] == ["memory/2026-02-05-incident.md:3:11",
+                                                       f"memory/2026-02-05-incident.md:3:{15 + len(TOKEN)}"]
+    assert "1 memory file" not in out and "2 memory files are not committed yet" not in out  # secrets: no such step
 
 
 def test_no_git_makes_no_repository_and_no_hook(tmp_path: Path, runner):

@@ -264,3 +264,63 @@ def test_parse_diff_marks_where_a_heading_or_metadata_line_was_deleted():
 
 def test_keep_changed_without_a_diff_keeps_nothing():
     assert keep_changed([Problem("memory/x.md", 1, "m")], {}, []) == []
+
+
+# -- a refused commit names the `check --fix` for its own files -------------------------------
+
+# Legacy files with what `--fix` repairs (no title, trailing whitespace, heading spacing): a
+# plain `check --fix` in an adopted vault rewrote all 22 of them on one workspace.
+UNTIDY = "## 09:00 - Observation  \nHeizung tropft  \n##  10:00  -  Belief\nThe landlord fixes it\n"
+HIDDEN = "\n\u200b## 12:00 - Decision\nCall the plumber\n"
+
+
+def untidy_repo(tmp_path: Path, sub: str = "") -> tuple[Path, Path]:
+    """(repository, vault): an adopted vault of untidy legacy files, committed, the hook installed."""
+    files = {f"memory/2026-01-{d:02d}.md": UNTIDY for d in range(10, 16)}
+    files["memvault.toml"] = CHANGED
+    files["memory/2026-02-01.md"] = LEGACY
+    repo = git_repo(tmp_path / "v", {f"{sub}{k}": v for k, v in files.items()})
+    vault = repo / sub if sub else repo
+    assert run_memvault(vault, "hook", "install").returncode == 0
+    return repo, vault
+
+
+@pytest.mark.parametrize("sub", ["", "ws/"], ids=["vault-at-top", "vault-in-a-subfolder"])
+def test_a_refusal_suggests_check_fix_for_the_refused_files_only(tmp_path: Path, sub: str):
+    import shlex
+    import subprocess
+
+    from .helpers_check import hook_env, memvault_cmd
+
+    repo, vault = untidy_repo(tmp_path, sub)
+    legacy = {p: p.read_bytes() for p in (vault / "memory").glob("*.md")}
+    assert len(check_vault(Vault.open(vault)).problems) > 20  # the vault-wide --fix would touch every file
+    append(repo, f"{sub}memory/2026-01-12.md", HIDDEN)
+    before = head(repo)
+    refused = commit(repo)
+    out = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "MV017 error" in out and "commit refused" in out
+    hint = [line for line in out.splitlines() if line.startswith("to repair what --fix can in these files only: ")]
+    where = f" --vault {sub.rstrip('/')}" if sub else ""
+    assert hint == [f"to repair what --fix can in these files only: memvault{where} check --fix {sub}memory/2026-01-12.md"]
+    assert "'memvault check --fix' repairs" not in out  # the old, vault-wide advice
+    # the command as printed, run where the hook ran (the repository's top): that file, no other
+    args = shlex.split(hint[0].split(": ", 1)[1])[1:]
+    fixed = subprocess.run([*memvault_cmd(), *args], cwd=repo, capture_output=True, text=True, env=hook_env())
+    assert fixed.returncode in (0, 1), fixed.stderr
+    assert f"fixed {sub}memory/2026-01-12.md" in fixed.stdout or "fixed memory/2026-01-12.md" in fixed.stdout
+    changed = {p for p, raw in legacy.items() if p.read_bytes() != raw}
+    assert changed == {vault / "memory" / "2026-01-12.md"}
+    assert "\u200b" not in (vault / "memory" / "2026-01-12.md").read_text()
+    git(repo, "add", f"{sub}memory/2026-01-12.md")
+    ok = commit(repo)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert head(repo) != before and git(repo, "status", "--porcelain", "--untracked-files=no").stdout == ""
+
+
+def test_a_refusal_nothing_can_fix_names_no_fix_command(tmp_path: Path):
+    repo, _ = untidy_repo(tmp_path)
+    append(repo, "memory/2026-01-12.md", "\n## 25:99 - Belief\nThe deploy moved\n")
+    out = "".join((r := commit(repo)).stdout + r.stderr)
+    assert r.returncode != 0 and "MV004 error" in out
+    assert "to repair what --fix can" not in out

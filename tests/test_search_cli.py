@@ -72,6 +72,28 @@ def test_index_and_rebuild_commands(vault_dir, runner):
         assert [h.id for h in index.search("garden", record_access=False)][:1] == ["2026-02-14T11:00"]
 
 
+def test_index_says_its_problems_are_the_parse_problems_and_check_counts_more(vault_dir, runner):
+    # QA: `index --rebuild` said "5 problem(s), 5 error(s)" where `check` reported 12 errors and
+    # 63 warnings on the same vault; index counts what parsing found, and now says so.
+    from memvault.check.runner import check_vault
+    from memvault.vault import Vault
+
+    vault = setup(vault_dir)
+    write_log(vault.root, "2026-02-22", "## 25:99 - Belief\nflaky build  \n\n## 10:00 - Observation\n"
+              "Supersedes: an entry that never existed\npassword: Sommer2024!\n")
+    result = runner.invoke(cli, ["index", "--rebuild"])
+    assert result.exit_code == 0, result.output
+    opened = Vault.open(vault.root)
+    parsed = [p for f in opened.files.values() for p in f.problems] + opened.skipped  # what reading found
+    found = check_vault(Vault.open(vault.root)).problems
+    errors = sum(p.severity == "error" for p in parsed)
+    assert f"parse problems in the files read: {len(parsed)} ({errors} error" in result.output
+    assert "`memvault check` runs every rule" in result.output and "problem(s)" not in result.output
+    assert sum(p.severity == "error" for p in found) > errors  # the secret and Supersedes: check's rules
+    data = json.loads(runner.invoke(cli, ["index", "--rebuild", "--json"]).output)
+    assert len(data["problems"]) == len(parsed)
+
+
 def test_update_index_is_what_the_index_command_does(vault_dir):
     from memvault.search.index import update_index
 

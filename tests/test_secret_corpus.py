@@ -184,7 +184,9 @@ ATOMS = ["a", "A1", "-", " ", ":", "=", "/", "0", "a=", "a:", "@", "a://a:b@", "
          "-----BEGIN ", "MII", "$1$", "host:5432:a:b:", "<password>", "eyJa.", "xoxb-", "AAAAAAAAAAAAAAA ",
          # issue 12: values before their word, table cells, seed phrases, public names and shapes
          "hunter2 is the wifi password ", "x1! (the token) ", "| password | ", "seed phrase: ", "seed abandon ",
-         "abandon ", "post_id: ", "a:b:", "0x", "feature/", "uploads/a.png ", "Zugang X: "]
+         "abandon ", "post_id: ", "a:b:", "0x", "feature/", "uploads/a.png ", "Zugang X: ",
+         # the QA pass: test verdicts, keys shortened with an ellipsis
+         "\u2713 PASS: ACL-Check: ", "PASS: ", "- PASS: T3-lint ", "key: sk-proj-abc\u2026 ", "token sk-..."]
 MB = 1_000_000
 
 

@@ -28,7 +28,10 @@ from memvault.check.secrets.shapes import (
     number_with_unit,
     object_id,
     public_name,
+    redacted_key,
     ref_or_url,
+    result_verdict,
+    verdict_name,
 )
 from memvault.check.secrets.values import password_like, token_like
 from memvault.check.secrets.words import credential_name, recovery_code, stated_before
@@ -221,6 +224,88 @@ def test_seed_phrase(tail: str, stated: bool):
     assert bool(find_secrets("seed phrase" + tail)) is stated
 
 
+# ------------------------------------------------------------------ test verdicts, shortened keys, seed phrases
+
+
+def test_verdict_name():
+    _table(verdict_name, ["test_login", "ACL-Check", "T3-lint", "tests/test_x.py::test_y", "\u6a29\u9650\u30c1\u30a7\u30c3\u30af",
+                          "Login-Flow(2FA)"],
+           ["Sommer2024!", "hunter2#", "4711", "x7Kp$2", "", "p@ss-word"])
+
+
+VERDICTS = [  # (word, before, sign, value, after, a verdict?)
+    ("PASS", "- ", ":", "test_login:", " ok", True),
+    ("PASS", "\u2713 ", ":", "ACL-Check:", " admin denied", True),
+    ("PASS", "\u2713 PASS: ACL-Check: a \u2705 ", ":", "T3:", " c", True),  # the third verdict on a line
+    ("PASS", "", ":", "\u6a29\u9650\u30c1\u30a7\u30c3\u30af:", " \u7ba1\u7406\u8005", True),
+    ("PASS", "1. ", ":", "T3-lint", "", True),  # built like a test's name
+    ("PASS", "| ", ":", "login", " flow green |", True),  # more words: a description
+    ("PASS", "- [x] ", ":", "smoke_test", "", True),
+    ("pass", "- ", ":", "test_login:", " ok", False),  # only capitals are a verdict
+    ("Pass", "", ":", "Sommer2024!", "", False),
+    ("PASS", "", ":", "Sommer2024!", "", False),  # a password's symbol
+    ("PASS", "- ", ":", "hunter2", "", False),  # a bare word, nothing after: could be either
+    ("PASS", "USER: ana ", ":", "x7Kp2", "", False),  # a login's second half
+    ("PASS", "", "=", "T3-lint", "", False),  # a shell variable
+    ("PASS", "ana, ", ":", "test_login:", " ok", False),  # not where a verdict stands
+]
+
+
+@pytest.mark.parametrize(("word", "before", "sign", "value", "after", "verdict"), VERDICTS,
+                         ids=[f"{v[0]}-{v[1]}{v[3]}"[:40] for v in VERDICTS])
+def test_result_verdict(word, before, sign, value, after, verdict):
+    assert result_verdict(word, before, sign, value, after) is verdict
+
+
+# What a QA pass found on four public agent workspaces (the hook refused these lines), and the
+# credentials written the same way that must still be caught.
+VERDICT_LINES = [
+    "- PASS: test_login: ok",
+    "\u2713 PASS: ACL-Check: admin cannot read other tenants",
+    "\u2713 PASS: ACL-Check: a \u2713 PASS: ACL-Check: b \u2713 PASS: Token-Refresh: c",
+    "\u2713 PASS: \u6a29\u9650\u30c1\u30a7\u30c3\u30af: \u7ba1\u7406\u8005\u306f\u62d2\u5426 \u2713 PASS: RBAC-2: ok",
+    "- FAIL: test_x2: expected 3, got 4",
+    "OK: build-42 green",
+    "| PASS: Login-Flow(2FA): 12/12 |",
+]
+PASSWORD_LINES = ["pass: hunter2!", "Pass: Sommer2024!", "password: Sommer2024!", "PASS: Sommer2024!",
+                  "- PASS: hunter2", "USER: ana PASS: x7Kp2", "export PASS=T3-lint"]
+
+
+def test_test_verdicts_are_not_passwords_and_passwords_still_are():
+    assert [t for t in VERDICT_LINES if find_secrets(t)] == []
+    assert [t for t in PASSWORD_LINES if not find_secrets(t)] == []
+
+
+def test_redacted_key():
+    _table(redacted_key, ["sk-proj-abc\u2026", "sk-proj-abc...", "sk-...Xy12", "sk-ant-api03-AbC9\u2026", "ghp_4fG7...",
+                          "xoxb-12\u2026", "Ab3dE5fG\u2026"],
+           ["sk-proj-abc", "sk-proj-4fG7hK2mQ9\u2026", "sk-proj-Ab3dE5fG...hJ9k", RAND + "\u2026", "hunt\u2026x!",
+            "sk-proj-abc\u2026 more"])
+
+
+SHORTENED = ["OPENAI_API_KEY=sk-proj-abc\u2026", "api_key: sk-proj-Abc3\u2026 (rotated).", "token sk-ant-api03-xyz\u2026",
+             "Token: sk-ant-api03-AbC9\u2026", "key: sk-...Xy12", "the key is sk-proj-abc..."]
+NOT_SHORT_ENOUGH = ["OPENAI_API_KEY=sk-proj-4fG7hK2mQ9\u2026", "api key sk-proj-abc123def\u2026",
+                    "password: Sommer\u2026", expand("api_key: {{rand:24}}\u2026", 8)]
+
+
+def test_a_key_shortened_to_its_prefix_is_not_a_key():
+    assert [t for t in SHORTENED if find_secrets(t)] == []
+    assert [t for t in NOT_SHORT_ENOUGH if not find_secrets(t)] == []
+
+
+def test_a_seed_phrase_has_its_own_code_and_title():
+    from memvault.check.registry import RULES
+
+    found = find_secrets(SEEDS_LINE)
+    assert [(f.code, f.kind) for f in found] == [("MV511", "wallet seed phrase")]
+    assert "seed phrase" in RULES["MV511"].title and "seed" not in RULES["MV507"].title
+
+
+SEEDS_LINE = "seed phrase: rocket velvet island orbit thunder pencil garden silver anchor winter echo canyon"
+
+
 # ------------------------------------------------------------------ the issue's shapes, through check and the hook
 
 ISSUE_SHAPES = [
@@ -278,3 +363,21 @@ def test_the_hook_commits_the_issue_shapes(tmp_path: Path):
     refused = commit(repo)
     assert refused.returncode != 0
     assert re.search(r"memory/2026-02-22\.md:4:1: MV507 error", refused.stdout + refused.stderr)
+
+
+def test_the_hook_commits_test_verdicts_and_refuses_a_pass_written_as_a_password(tmp_path: Path):
+    # The QA pass: the hook refused an agent's test log ("MV507 secret assigned to 'PASS'").
+    repo = git_repo(tmp_path / "v", {"memvault.toml": '[vault]\ntimezone = "UTC"\n'})
+    assert run_memvault(repo, "hook", "install").returncode == 0
+    (repo / "memory").mkdir()
+    (repo / "memory" / "2026-02-21.md").write_text("# 2026-02-21\n\n## Testlauf\n" + "\n".join(VERDICT_LINES) + "\n",
+                                                   encoding="utf-8")
+    git(repo, "add", "-A")
+    result = commit(repo)
+    assert result.returncode == 0, result.stdout + result.stderr
+    with (repo / "memory" / "2026-02-21.md").open("a", encoding="utf-8") as fh:
+        fh.write("Pass: Sommer2024!\n")
+    git(repo, "add", "-A")
+    refused = commit(repo)
+    assert refused.returncode != 0 and "MV507" in refused.stdout + refused.stderr
+    assert "Sommer2024" not in refused.stdout + refused.stderr

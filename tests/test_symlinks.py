@@ -124,6 +124,32 @@ def test_a_year_folder_linked_outside_is_not_read_and_log_does_not_write_through
     assert "put the folder itself here" in problem(report, "memory/2026")["message"]
 
 
+def test_a_folder_link_whose_target_is_missing_is_reported_too(runner, vault_dir, tmp_path):
+    # QA: `memory/archive -> /Volumes/Backup/archive` (the disk not mounted) was skipped in
+    # silence, while a link to a folder that exists was MV110.
+    vault_at(vault_dir)
+    gone = tmp_path / "Volumes" / "Backup" / "archive"
+    (vault_dir / "memory" / "archive").symlink_to(gone, target_is_directory=True)
+    (vault_dir / "memory" / "photo.png").symlink_to(tmp_path / "gone.png")  # not a vault file's or folder's name
+    code, report = check_json(runner)
+    assert code == 1 and [p["path"] for p in report["problems"]] == ["memory/archive"]
+    found = problem(report, "memory/archive")
+    assert found["code"] == "MV110" and str(gone) in found["message"]
+    assert "cannot be followed" in found["message"] and "remove it, or put the folder itself here" in found["message"]
+    assert contents(runner, "list", "--all") == ["User likes green tea"]
+
+
+def test_adopt_names_a_folder_link_whose_target_is_missing(runner, tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2026-01-05.md").write_text(DAY)
+    (ws / "memory" / "archive").symlink_to("/nonexistent-volume/Backup/archive", target_is_directory=True)
+    result = runner.invoke(cli, ["adopt", str(ws), "--no-git"])
+    assert result.exit_code == 0, result.output
+    assert "MV110 error" in result.output
+    assert "memory/archive:1:1: symbolic link to /nonexistent-volume/Backup/archive which cannot be followed" in result.output
+
+
 def test_memory_folder_itself_linked_outside(runner, vault_dir, outside):
     (vault_dir / "memvault.toml").write_text(TOML)
     (outside / "2026-01-06.md").write_text(OUTSIDE_LOG)

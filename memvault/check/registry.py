@@ -73,6 +73,7 @@ RULES: dict[str, Rule] = {r.code: r for r in (
     Rule("MV508", "error", "high-entropy string in an assignment"),
     Rule("MV509", "error", "password or token on a command line"),
     Rule("MV510", "error", "PIN or card security code"),
+    Rule("MV511", "error", "wallet seed phrase (recovery words)"),
 )}  # fmt: skip
 
 CHECK_DEFAULTS: dict[str, list[str]] = {"disable": []}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memvault.check.registry import RULES
 from memvault.entries.model import Problem
 
 
@@ -30,6 +31,13 @@ class CheckReport:
     @property
     def infos(self) -> int:
         return sum(p.severity == "info" for p in self.problems)
+
+    def fix_paths(self) -> list[str]:
+        """The refused files (those with an error) in which `check --fix` can repair something
+        reported: what a refused commit should fix, and nothing else of the vault. In an adopted
+        vault a plain `check --fix` would rewrite every legacy file."""
+        refused = {p.path for p in self.problems if p.severity == "error"}
+        return sorted({p.path for p in self.problems if p.path in refused and p.code in RULES and RULES[p.code].fixable})
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -193,7 +193,7 @@ def rule_memory_structure(src: SourceFile, budget: tuple[int, int]) -> Iterator[
 
 
 def rule_secrets(src: SourceFile) -> Iterator[Problem]:
-    """MV501-MV510: credentials; the message names the kind, never the value (MV500: allowed by a person)."""
+    """MV501-MV511: credentials; the message names the kind, never the value (MV500: allowed by a person)."""
     return secret_problems(src.path, src.text)
 
 

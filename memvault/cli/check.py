@@ -32,8 +32,9 @@ def check(ctx, paths, staged, fix, changed_lines, list_rules, as_json) -> None:
         return
     from memvault.check import run_check
 
-    report = run_check(open_vault(ctx), paths, staged=staged, fix=fix, changed_lines=changed_lines)
-    emit(report.to_dict(), as_json, lambda _: _report_text(report))
+    vault = open_vault(ctx)
+    report = run_check(vault, paths, staged=staged, fix=fix, changed_lines=changed_lines)
+    emit(report.to_dict(), as_json, lambda _: _report_text(report) + _fix_hint(report, vault.root))
     if report.errors:
         ctx.exit(1)
 
@@ -72,6 +73,22 @@ def _report_text(report) -> str:
                     "left out (changed-lines mode)")
     out.append(summary)
     return "\n".join(out)
+
+
+def _fix_hint(report, root) -> str:
+    """For a refused commit: the `check --fix` that repairs the refused files and no others,
+    runnable where the hook runs (the repository's top, or wherever `check --staged` was run)."""
+    import os
+    import shlex
+
+    paths = report.fix_paths() if report.mode == "staged" else []
+    if not paths:
+        return ""
+    here = os.getcwd()
+    vault = os.path.relpath(root, here)
+    where = "" if vault == "." else f" --vault {shlex.quote(vault)}"
+    files = " ".join(shlex.quote(os.path.relpath(os.path.join(root, p), here)) for p in paths)
+    return f"\nto repair what --fix can in these files only: memvault{where} check --fix {files}"
 
 
 def _rules_text(rules: list[dict]) -> str:

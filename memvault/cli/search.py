@@ -109,8 +109,9 @@ def _report_text(d: dict) -> str:
     files = f"{len(d['added'])} added, {len(d['changed'])} changed, {len(d['removed'])} removed"
     line = f"index {what}: {files} file(s); {d['events_indexed']} event(s) indexed in {d['seconds']:.2f}s"
     errors = sum(p["severity"] == "error" for p in d["problems"])
-    if d["problems"]:
-        line += f"\n{len(d['problems'])} problem(s), {errors} error(s); `memvault check` lists them"
+    if d["problems"]:  # what reading the files found, not the rules a full check runs on top
+        line += (f"\nparse problems in the files read: {len(d['problems'])} ({errors} error{'s' * (errors != 1)}); "
+                 "`memvault check` runs every rule (ids, links, secrets, layout) and lists them all")
     return line
 
 

@@ -19,21 +19,29 @@ becomes a vault without any existing file being changed:
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from memvault.check import hook as githook
 from memvault.check.runner import check_vault
 from memvault.config.core import CONFIG_NAME, Config, local_zone_name, parse_toml
-from memvault.entries.model import Problem
 from memvault.errors import MemvaultError, NotFoundError
 from memvault.fsio import DERIVED_DIR, atomic_write, rewrite
 from memvault.gitio import fallback_identity, run_git
 from memvault.layout import LOG_DIR, MEMORY_FILE
 from memvault.parsed import ParsedVault
 from memvault.search.index import index_status, update_index
-from memvault.write.adopt_report import AdoptReport, entry_counts, files_by_kind, problems_by_code
+from memvault.write.adopt_report import (
+    AdoptReport,
+    entry_counts,
+    files_by_kind,
+    places,
+    plural,
+    problems_by_code,
+    secret_places,
+)
 from memvault.write.log import TEMPLATE
 
-SECRET_CODES = frozenset(f"MV{n}" for n in range(501, 511))
+SECRET_CODES = frozenset(f"MV{n}" for n in range(501, 512))
 COMMIT_MESSAGE = "memvault: adopt existing memory"
 IGNORE_LINES = f"{DERIVED_DIR}/\n*.mvtmp\n"
 LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}  # a file named `*.md` or `:x.md` is that file, not a pattern
@@ -45,14 +53,16 @@ def adopt_vault(target: Path, *, timezone: str | None = None, git: bool = True, 
     root = Path(target).expanduser().resolve()
     _refuse_unless_memory(root)
     config_path = root / CONFIG_NAME
-    text = config_text(timezone or local_zone_name())
+    zone = timezone or local_zone_name()
+    text = config_text(zone)
     config = Config.from_dict(parse_toml(text, CONFIG_NAME), config_path)  # a bad --timezone fails here
     repo, state = _git(root) if git else (None, "none")
     _write_config(config_path, text)
     vault = ParsedVault(root, config)
     problems = check_vault(vault).problems
     report = AdoptReport(root, config_path, state, files_by_kind(vault.files), entry_counts(vault.events),
-                         problems_by_code(problems), repo=repo)
+                         problems_by_code(problems), repo=repo, timezone=zone, zone_given=timezone is not None,
+                         secrets=secret_places(problems, SECRET_CODES))
     if repo is not None:
         report.gitignore = "ignored" if _ignored(root) else "suggest"
     _self_ignoring(root)
@@ -60,7 +70,7 @@ def adopt_vault(target: Path, *, timezone: str | None = None, git: bool = True, 
     if repo is not None:
         report.hook = _hook(root) if hook else {"action": "skipped", "message": "not installed (--no-hook)"}
         if commit:
-            report.commit, report.refused = _commit(root, [CONFIG_NAME, *vault.files], problems)
+            report.commit, report.refused = _commit(root, [CONFIG_NAME, *vault.files], report.secrets)
         report.uncommitted = _uncommitted(root, sorted(vault.files))
     elif commit:
         report.refused = "not committed: --commit needs git (--no-git was given)"
@@ -137,13 +147,11 @@ def _hook(root: Path) -> dict[str, object]:
     return data
 
 
-def _commit(root: Path, paths: list[str], problems: list[Problem]) -> tuple[str | None, str | None]:
+def _commit(root: Path, paths: list[str], secrets: list[dict[str, Any]]) -> tuple[str | None, str | None]:
     """Commit the vault's files as they are, as the baseline the hook judges changes against:
     (the commit, or None when there was nothing to commit; why nothing was committed)."""
-    secrets = sorted({p.path for p in problems if p.code in SECRET_CODES})
     if secrets:
-        return None, (f"not committed: the secret scan found something in {', '.join(secrets[:5])}; remove it "
-                      "(or mark a reviewed false positive 'memvault: allow-secret'), then commit by hand")
+        return None, f"not committed: the secret scan found {plural(len(secrets), 'secret')} ({places(secrets)})"
     todo = _uncommitted(root, paths)
     if not todo:
         return None, None
@@ -173,15 +181,32 @@ def _uncommitted(root: Path, paths: list[str]) -> list[str]:
 
 def _next_steps(report: AdoptReport) -> list[str]:
     steps = []
+    if report.secrets:
+        what = "the secret" if len(report.secrets) == 1 else f"the {len(report.secrets)} secrets"
+        steps.append(f"remove {what} first ({places(report.secrets)}; values not shown) and rotate any that "
+                     "was real; a reviewed false positive gets 'memvault: allow-secret' on its line. "
+                     "`memvault check` must list no MV5xx error before anything is committed")
     memory = [p for p in report.uncommitted if p != CONFIG_NAME]
     if memory:
         names = " ".join(p for p in (CONFIG_NAME, MEMORY_FILE, LOG_DIR) if (report.root / p).exists())
-        steps.append(f"{len(memory)} memory files are not committed yet; the hook would judge every line of a file "
-                     f"in the commit that adds it. Commit them once as they are: git add {names} && "
-                     f"git commit --no-verify -m '{COMMIT_MESSAGE}'")
+        steps.append(_commit_step(len(memory), names, bool(report.secrets)))
     if report.gitignore == "suggest":
         steps.append(f"add these lines to .gitignore (memvault did not edit yours): {IGNORE_LINES.strip().replace(chr(10), ' ')}")
     if report.errors:
-        steps.append("memvault check lists every problem; legacy ones never block a commit, new lines are held to the rules")
+        steps.append("memvault check lists every problem; legacy ones in committed files never block a commit, new lines "
+                     "are held to the rules")
     steps.append("memvault search WORDS  # everything indexed above is searchable now")
     return steps
+
+
+def _commit_step(count: int, names: str, secrets: bool) -> str:
+    """How to commit the memory as its baseline. Skipping the hook is safe only because the scan
+    just found no secret; with secrets found, the commit goes through the hook, which scans again."""
+    files = plural(count, "memory file")
+    if secrets:
+        return (f"then commit the {files} with the hook on, which scans them again: git add {names} && "
+                f"git commit -m '{COMMIT_MESSAGE}' (it judges every line of a file the commit adds, so it "
+                "lists their older problems too)")
+    return (f"{files} {'is' if count == 1 else 'are'} not committed yet; the hook would judge every line of a file "
+            f"in the commit that adds it. Commit them once as they are (the secret scan found none): "
+            f"git add {names} && git commit --no-verify -m '{COMMIT_MESSAGE}'")

@@ -19,10 +19,17 @@ from memvault.layout import MEMORY_FILE
 
 NOTE_TYPE = "note"  # sections that are not typed entries (docs/format.md)
 KINDS = ("memory", "day", "topic", "archive", "other")
-KIND_WORDS = {"memory": "MEMORY.md", "day": "day files", "topic": "topic files", "archive": "archive files",
-              "other": "other files"}
+KIND_WORDS = {"memory": "MEMORY.md", "day": "day file", "topic": "topic file", "archive": "archive file",
+              "other": "other file"}
 EXAMPLES = 3  # problems shown per rule code
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """`1 topic file`, `2 topic files`, `1 typed entry`, `3 typed entries` (MEMORY.md stays as it is)."""
+    if n == 1 or word.endswith(".md"):
+        return f"{n} {word}"
+    return f"{n} {many or (word[:-1] + 'ies' if word.endswith('y') else word + 's')}"
 
 
 def file_kind(path: str) -> str:
@@ -69,10 +76,21 @@ def problems_by_code(problems: Iterable[Problem]) -> list[dict[str, Any]]:
         rows.append({
             "code": code, "count": len(found), "severity": found[0].severity,
             "title": rule.title if rule else "",
-            "examples": [{"path": p.path, "line": p.line, "message": p.message} for p in found[:EXAMPLES]],
+            "examples": [{"path": p.path, "line": p.line, "col": p.col, "message": p.message} for p in found[:EXAMPLES]],
         })
     rows.sort(key=lambda r: (SEVERITY_ORDER.get(str(r["severity"]), 3), -int(r["count"]), str(r["code"])))
     return rows
+
+
+def secret_places(problems: Iterable[Problem], codes: frozenset[str]) -> list[dict[str, Any]]:
+    """Where the secret scan found something: path, line, column and code (never the value)."""
+    return [{"path": p.path, "line": p.line, "col": p.col, "code": p.code} for p in problems if p.code in codes]
+
+
+def places(found: list[dict[str, Any]], most: int = 5) -> str:
+    """`memory/a.md:3:7 MV503, memory/a.md:4:3 MV507 and 2 more`."""
+    shown = ", ".join(f"{s['path']}:{s['line']}:{s['col']} {s['code']}" for s in found[:most])
+    return shown + (f" and {len(found) - most} more" if len(found) > most else "")
 
 
 @dataclass
@@ -86,6 +104,9 @@ class AdoptReport:
     counts: dict[str, int]
     problems: list[dict[str, Any]]
     indexed: int = 0
+    timezone: str = "UTC"
+    zone_given: bool = False  # --timezone, rather than this machine's zone
+    secrets: list[dict[str, Any]] = field(default_factory=list)  # secret_places: where, never what
     repo: Path | None = None
     hook: dict[str, Any] = field(default_factory=dict)
     gitignore: str = "ignored"  # or "suggest": the person's ignore rules do not cover .memvault/
@@ -107,7 +128,8 @@ class AdoptReport:
             "root": str(self.root), "config": str(self.config), "git": self.git,
             "repository": str(self.repo) if self.repo else None,
             "files": {kind: len(paths) for kind, paths in self.files.items()},
-            "file_paths": self.files, **self.counts, "indexed": self.indexed,
+            "file_paths": self.files, **self.counts, "indexed": self.indexed, "timezone": self.timezone,
+            "secrets": self.secrets,
             "errors": self.errors, "warnings": self.warnings, "problems": self.problems,
             "hook": self.hook, "gitignore": self.gitignore, "uncommitted": self.uncommitted,
             "commit": self.commit, "commit_refused": self.refused, "next": self.next,
@@ -116,11 +138,12 @@ class AdoptReport:
     def lines(self) -> list[str]:
         out = [f"adopted {self.root}: wrote {self.config.name}; no existing file was changed"]
         total = sum(len(v) for v in self.files.values())
-        kinds = ", ".join(f"{len(v)} {KIND_WORDS[k]}" for k, v in self.files.items() if v)
+        kinds = ", ".join(plural(len(v), KIND_WORDS[k]) for k, v in self.files.items() if v)
         out.append(f"files: {total}" + (f" ({kinds})" if kinds else ""))
         c = self.counts
-        out.append(f"found: {c['entries']} typed entries, {c['notes']} notes, {c['curated']} MEMORY.md bullets; "
-                   f"{self.indexed} indexed for search")
+        out.append(f"found: {plural(c['entries'], 'typed entry')}, {plural(c['notes'], 'note')}, "
+                   f"{plural(c['curated'], 'MEMORY.md bullet')}; {self.indexed} indexed for search")
+        out.append(self._zone_line())
         out += self._problem_lines()
         out.append(self._git_line())
         if self.hook:
@@ -136,11 +159,19 @@ class AdoptReport:
     def _problem_lines(self) -> list[str]:
         if not self.problems:
             return ["problems: none"]
-        out = [f"problems: {self.errors} errors, {self.warnings} warnings (memvault check lists them all)"]
+        out = [f"problems: {plural(self.errors, 'error')}, {plural(self.warnings, 'warning')} "
+               "(memvault check lists them all)"]
         for row in self.problems:
             out.append(f"  {row['code']} {row['severity']:<7} {row['count']:>6}  {row['title']}")
-            out += [f"      {e['path']}:{e['line']}: {e['message']}" for e in row["examples"]]
+            out += [f"      {e['path']}:{e['line']}:{e['col']}: {e['message']}" for e in row["examples"]]
         return out
+
+    def _zone_line(self) -> str:
+        """Which zone times without one are read in: adopt chose it, the logs never said."""
+        if self.zone_given:
+            return f"timezone: {self.timezone} (from --timezone; [vault] timezone in memvault.toml)"
+        return (f"timezone: {self.timezone} (from this machine; set [vault] timezone in memvault.toml "
+                "if your logs use another)")
 
     def _git_line(self) -> str:
         if self.git == "none":

@@ -27,7 +27,7 @@ BINARY_SNIFF = 8000  # git's own test: a NUL byte in the first 8000 bytes means 
 
 
 def secret_problems(path: str, text: str) -> Iterator[Problem]:
-    """MV501-MV510 errors for suspected secrets; MV500 information for the ones a person allowed."""
+    """MV501-MV511 errors for suspected secrets; MV500 information for the ones a person allowed."""
     for hit in scan_secrets(text):
         if hit.allowed:
             yield Problem(path, hit.line, f"a finding of the secret scan ({hit.kind}) is allowed by "

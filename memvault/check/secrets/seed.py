@@ -79,5 +79,5 @@ def seed_hits(start: int, line: str) -> Iterator[tuple[int, int, str, str]]:
     for m in LEAD_RE.finditer(line):
         span = seed_phrase(line[m.end() : m.end() + 400])
         if span is not None:
-            yield start + m.end() + span[0], start + m.end() + span[1], "wallet seed phrase", "MV507"
+            yield start + m.end() + span[0], start + m.end() + span[1], "wallet seed phrase", "MV511"
             return

@@ -7,13 +7,16 @@ backtracking), and is table-tested in tests/test_secret_precision.py:
 - what a value is (`chain_address`, `identifier`, `caps_name`, `number_with_unit`,
   `manager_ref`, `ref_or_url`);
 - what a key names (`public_name`: an id, an address, a reference, a digest; `key_qualifier`:
-  `configKey`, `cacheKey`, `publicKey` name a lookup key, not a credential).
+  `configKey`, `cacheKey`, `publicKey` name a lookup key, not a credential);
+- what a line says around them (`result_verdict`: `✓ PASS: ACL-Check: ok` is a test result;
+  `redacted_key`: `sk-proj-abc…` is a key shortened to its public prefix).
 None of these overrides a provider pattern (`ghp_…`, `sk_live_…` are caught by their shape first).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 PARTS_RE = re.compile(r"[A-Z]{2,}(?![a-z])|[A-Z]?[a-z]+|\d+|[A-Z]")
@@ -181,3 +184,65 @@ def key_qualifier(word: str) -> bool:
 def label_names_id(label: str) -> bool:
     """The words in front of a value's key say it is an id: "Nano ID for the invite:"."""
     return any(w.strip("*_`()[]") in ("ID", "Id", "id", "IDs") for w in label.split()[-5:])
+
+
+# -- around the value ---------------------------------------------------------------------
+
+VERDICT_WORD = "PASS"  # FAIL, OK, SKIP are no credential words: only PASS reaches the scan
+VERDICT_LEADS = "-*+>|[](\u2022\u00b7"  # list items, quotes, table cells, checkboxes `[x]`
+NAME_EXTRA = frozenset("_-./:()[]")
+NAME_SEPARATORS = frozenset("_-./")
+
+
+def _verdict_position(before: str) -> bool:
+    """The text before a verdict: nothing, a list marker, a table cell, `[x]`, `1.`, or a
+    symbol such as ✓ ✅ ❌ (several verdicts on one line each follow their own mark)."""
+    lead = before.rstrip()
+    if not lead:
+        return True
+    c = lead[-1]
+    if c in VERDICT_LEADS or unicodedata.category(c).startswith("S"):
+        return True
+    return c in ".)" and lead[-2:-1].isdigit()  # numbered: "1. PASS: …"
+
+
+def verdict_name(value: str) -> bool:
+    """A test's name as a verdict line gives it: `test_login`, `ACL-Check`, `T3-lint`,
+    `tests/test_x.py::test_y`, `権限チェック`: letters (any script), digits and
+    `_-./:()[]`, with a letter. A password has other symbols (`Sommer2024!`)."""
+    return any(c.isalpha() for c in value) and all(c.isalnum() or c in NAME_EXTRA for c in value)
+
+
+def result_verdict(word: str, before: str, sep: str, value: str, after: str) -> bool:
+    """`- PASS: test_login: ok`, `✓ PASS: ACL-Check: denied`: a test's verdict, not a password.
+
+    `word` is the name the value is assigned to, `before` the line in front of it, `sep` the
+    assignment sign, `after` the line after the value. A verdict is `PASS` in capitals (`pass:`
+    and `Pass:` name a password), with a colon (`PASS=x` is a shell variable), where a verdict
+    stands (line start, list marker, check mark), followed by a test's name that goes on (a
+    colon and its result, more words) or is built like one (`T3-lint`). `PASS: hunter2` alone,
+    `PASS: Sommer2024!` and `USER: ana PASS: x7` stay credentials.
+    """
+    if word != VERDICT_WORD or sep != ":" or not _verdict_position(before):
+        return False
+    name = value.removesuffix(":")
+    if not verdict_name(name):
+        return False
+    return value.endswith(":") or bool(after.strip()) or any(c in NAME_SEPARATORS for c in name)
+
+
+# A provider's public prefix (`sk-`, `sk-proj-`, `sk-ant-api03-`, `ghp_`, `xoxb-`), some visible
+# characters, an ellipsis, maybe the last few characters: how dashboards and people shorten a key.
+REDACTED_RE = re.compile(
+    r"^(?:[a-z]{2,8}(?:[-_][a-z0-9]{2,6}){0,2}[-_])?(?P<head>[A-Za-z0-9]{0,8})(?:\u2026|\.{3})(?P<tail>[A-Za-z0-9]{0,6})$"
+)
+REDACTED_VISIBLE = 8  # characters of the secret part shown, at most (of 32 to 200)
+
+
+def redacted_key(value: str) -> bool:
+    """`sk-proj-abc…`, `sk-...Xy12`, `ghp_4fG7...`: a key shortened to its prefix and a few
+    characters, which cannot be used. The ellipsis is required, and at most 8 characters
+    of the secret part may show. Passwords get no such pass: a password's start is half of it.
+    """
+    m = REDACTED_RE.match(value)
+    return m is not None and len(m["head"]) + len(m["tail"]) <= REDACTED_VISIBLE

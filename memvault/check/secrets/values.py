@@ -19,6 +19,7 @@ from memvault.check.secrets.shapes import (
     identifier,
     manager_ref,
     number_with_unit,
+    redacted_key,
     ref_or_url,
 )
 
@@ -127,7 +128,7 @@ def password_like(value: str) -> bool:
 def token_like(value: str, *, hex_ok: bool) -> bool:
     """A token, key or secret: random-looking, or (where `hex_ok`) 32+ hex digits."""
     value = value[:MAX_VALUE]
-    if len(value) < 12 or not_a_literal(value) or identifier(value):
+    if len(value) < 12 or not_a_literal(value) or identifier(value) or redacted_key(value):
         return False
     if looks_random(value):
         return True
@@ -140,9 +141,12 @@ def token_like(value: str, *, hex_ok: bool) -> bool:
 @lru_cache(maxsize=2048)
 def assigned_is_secret(password_key: bool, value: str) -> bool:
     """The value of `password = ...` (password_key) or `api_token: ...` (otherwise)."""
-    value = value[:MAX_VALUE].rstrip(".)]}")
     if password_key:
+        value = value[:MAX_VALUE].rstrip(".)]}")
         return password_like(value) and not value.isdigit() or (value.isdigit() and len(value) >= 6)
+    if redacted_key(value.rstrip(")]}")):  # `sk-proj-abc…`: checked before a sentence's full stop goes
+        return False
+    value = value[:MAX_VALUE].rstrip(".)]}")
     return len(value) >= 12 and not not_a_literal(value) and not identifier(value) and _tokenish(value)
 
 

@@ -21,7 +21,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from functools import lru_cache
 
-from memvault.check.secrets.shapes import key_qualifier
+from memvault.check.secrets.shapes import key_qualifier, result_verdict
 from memvault.check.secrets.shapes import parts as ident_parts
 from memvault.check.secrets.values import (
     DIGIT_RE,
@@ -143,6 +143,8 @@ def _assigned(src: _Text, i: int, b: int) -> tuple[tuple[int, int, str, str] | N
     what = credential_name(ident)
     if what is None or ident.lower() == "key" and key_qualifier(_word_before(text, src.ident_start(i))):
         return None, b  # "cache key: …" is a lookup key
+    if ident == "PASS" and _verdict(text, src.ident_start(i), b, m):
+        return None, m.end("value")  # "✓ PASS: ACL-Check: ok": a test's result
     value, at = m["value"], m.start("value")
     inner = ASSIGNMENT_RE.match(value)
     if inner:  # `credentials: degrees=800yr`, `creds: DB_PASS=x`: the inner name and value are judged
@@ -154,6 +156,16 @@ def _assigned(src: _Text, i: int, b: int) -> tuple[tuple[int, int, str, str] | N
         code = "MV510" if what == "pin" else "MV507"
         return (at, m.end("value"), f"secret assigned to '{ident}'", code), m.end("value")
     return None, m.end("value")
+
+
+def _verdict(text: str, start: int, b: int, m: re.Match[str]) -> bool:
+    """Is `PASS` (from `start` to `b`, its value matched by `m`) a test's verdict? (shapes.result_verdict)
+
+    Only a few characters either side are looked at, so a long line costs no more."""
+    line_start = text.rfind("\n", max(0, start - 40), start) + 1 or max(0, start - 40)
+    after = text[m.end("value") : m.end("value") + 40].split("\n", 1)[0]
+    sign = text[b : m.start("value")].strip(" \t\"'")
+    return result_verdict(text[start:b], text[line_start:start], sign, m["value"], after)
 
 
 # -- stated in prose ---------------------------------------------------------------------
