@@ -80,6 +80,15 @@ def test_good_entry_commit_passes_and_says_nothing_about_bypassing(tmp_path: Pat
     assert head(repo) != before
 
 
+def test_a_timed_title_passes_and_a_slip_of_a_type_is_refused(tmp_path: Path):
+    repo = installed_repo(tmp_path)
+    add(repo, "memory/2026-02-21.md", "# 2026-02-21\n\n## 14:30 - Standup with the team\n- Priya \u00fcbernimmt Onboarding\n")
+    assert commit(repo).returncode == 0
+    add(repo, "memory/2026-02-22.md", "# 2026-02-22\n\n## 09:00 - Decison: Hetzner\nStaging zieht um\n")
+    result = commit(repo)
+    assert result.returncode != 0 and "MV005" in result.stdout + result.stderr
+
+
 def test_commit_is_judged_by_what_is_staged(tmp_path: Path):
     repo = installed_repo(tmp_path)
     add(repo, "memory/2026-02-21.md", BAD)

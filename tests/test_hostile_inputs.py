@@ -336,6 +336,8 @@ SEEDS: dict[str, tuple[str, ...]] = {
     "MARK_RE": ("**",), "BLOCK_ID_RE": (" ^a",), "TAG_RE": (" #a", " #1"), "HASHTAG_RE": (" #a",),
     "WIKILINK_RE": ("[[a",), "LINK_ALIAS_RE": ("[[a",), "FIELD_RE": ("tag:",), "URL_RE": ("#", "http"),
     "LOST_HEADING_RE": ("\n ##", "\n##1"), "NEGATION_RE": ("no",), "WORD_RE": ("a'",),
+    "HEAD_DATE_RE": ("**2026-01-01", "2026-01-01**"), "ANY_TIME_RE": ("(10:00", "10:00 "),
+    "PLACE_RE": ("memory/a.md#L1-", "a.md:1:"),
 }
 
 

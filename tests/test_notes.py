@@ -13,7 +13,7 @@ import pytest
 from memvault.config.core import Config
 from memvault.entries.daily import parse_log
 from memvault.entries.model import Event
-from memvault.entries.notes import BOUND, lead_clock, slug
+from memvault.entries.notes import BOUND, heading_when, lead_clock, slug
 from memvault.vault import Vault
 
 from .conftest import copy_vault
@@ -170,6 +170,70 @@ def test_a_heading_time_dates_its_section_and_the_sections_below():
     assert problems == []
 
 
+@pytest.mark.parametrize("text, day, clock", [
+    ("2026-01-24 \u2014 Daily notes", date(2026, 1, 24), None), ("2026-06-27 23:00 Health Check", date(2026, 6, 27), (23, 0, 0)),
+    ("2026-06-27T23:00 Health Check", date(2026, 6, 27), (23, 0, 0)), ("**2026-06-27** 23:00", date(2026, 6, 27), (23, 0, 0)),
+    ("[2026-01-24] Notizen", date(2026, 1, 24), None), ("2026-01-24 (Sa), 14:00 Treffen", date(2026, 1, 24), (14, 0, 0)),
+    ("2026-02-30 Tippfehler", None, None), ("2026-01-24-standup", date(2026, 1, 24), None),
+    # A time anywhere, as a whole token and a real clock: not a version, a ratio, `14.30` or `14:30h`.
+    ("Workboard API Fix (10:00-11:00 BST)", None, (10, 0, 0)), ("Call with Dana at 2:30 pm", None, (14, 30, 0)),
+    ("Um 25:00 nichts, um 9:15 Kaffee", None, (9, 15, 0)), ("Meeting 10:00:30", None, (10, 0, 30)),
+    ("Release v1.10:30", None, None), ("Ratio 16:9 screens", None, None), ("Termin 14.30 Uhr", None, None),
+    ("14:30h Termin", None, None), ("Build 2026.02:15", None, None), ("Was passiert ist", None, None),
+])
+def test_heading_when(text, day, clock):
+    assert heading_when(text) == (day, clock)
+
+
+def test_a_running_log_archive_dates_each_day_by_its_heading():
+    archive = ("# Januar 2026 \u2014 Tagesnotizen (archiviert)\n\n"
+               "# 2026-01-24 \u2014 Daily notes\n\n## Tailscale\n- Exit-Node auf dem NAS eingerichtet\n"
+               "- 14:30 ACLs f\u00fcr das Handy\n\n## 09:00 - Decision\nNur noch Tailscale, kein WireGuard.\n\n"
+               "# 2026-01-25 \u2014 Daily notes\n\nRuhiger Sonntag.\n\n## Einkauf\n- Kaffee\n")
+    events, problems = parse(archive, "memory/archive/january-2026-daily-notes.md", file_date=date(2026, 2, 14))
+    got = [(e.id, e.type, e.timestamp.strftime("%Y-%m-%d %H:%M")) for e in events]
+    assert got == [
+        ("archive/january-2026-daily-notes#2026-01-24-daily-notes/tailscale", "note", "2026-01-24 00:00"),
+        ("archive/january-2026-daily-notes#2026-01-24-daily-notes/tailscale@14:30", "note", "2026-01-24 14:30"),
+        # Typed entries keep the file's day: their ids and times are the format's, not the headings'.
+        ("archive/january-2026-daily-notes@09:00", "decision", "2026-02-14 09:00"),
+        ("archive/january-2026-daily-notes#2026-01-25-daily-notes", "note", "2026-01-25 00:00"),
+        ("archive/january-2026-daily-notes#2026-01-25-daily-notes/einkauf", "note", "2026-01-25 00:00"),
+    ]
+    assert problems == []
+    # No date is part of an id: another file date, the same ids.
+    later, _ = parse(archive, "memory/archive/january-2026-daily-notes.md", file_date=date(2026, 3, 1))
+    assert [e.id for e in later] == [g[0] for g in got]
+
+
+def test_a_health_log_dates_each_check_and_the_sections_under_it():
+    log = ("# Health Log\n\n## 2026-06-27 23:00 Health Check\n- Disk 71 %\n### Backups\n- restic ok\n"
+           "## 2026-06-28 07:15 Health Check\n- Disk 72 %\n## Offene Punkte\n- Zertifikat erneuern\n")
+    events, _ = parse(log, "memory/health-log.md", file_date=date(2026, 6, 1))
+    assert [(e.id, e.timestamp.strftime("%Y-%m-%d %H:%M")) for e in events] == [
+        ("health-log#2026-06-27-23-00-health-check", "2026-06-27 23:00"),
+        ("health-log#2026-06-27-23-00-health-check/backups", "2026-06-27 23:00"),
+        ("health-log#2026-06-28-07-15-health-check", "2026-06-28 07:15"),
+        ("health-log#offene-punkte", "2026-06-01 00:00"),  # a heading at the same level ends the dated run
+    ]
+
+
+def test_a_days_own_file_takes_earlier_heading_dates_not_plans():
+    text = ("# 2026-02-01\n\n## 09:00 Morgens\nKaffee\n### 2026-01-30 Nachtrag\nvergessen: Miete\n#### Details\nDauerauftrag\n"
+            "## 2026-02-15 10:00 Steuerberater\nUnterlagen mitbringen\n")
+    events, problems = parse(text)
+    assert [(e.id, e.timestamp.strftime("%Y-%m-%d %H:%M")) for e in events] == [
+        ("2026-02-01#09-00-morgens", "2026-02-01 09:00"),
+        ("2026-02-01#09-00-morgens/2026-01-30-nachtrag", "2026-01-30 00:00"),  # a new day: not 09:00
+        ("2026-02-01#09-00-morgens/2026-01-30-nachtrag/details", "2026-01-30 00:00"),
+        ("2026-02-01#2026-02-15-10-00-steuerberater", "2026-02-01 00:00"),  # a plan, dated when written
+    ]
+    assert problems == []
+    # In an undated file a later date is how a running log goes on: it counts.
+    events, _ = parse(text.replace("# 2026-02-01", "# Notizen"), "memory/notizen.md", file_date=date(2026, 1, 1))
+    assert events[-1].timestamp.date() == date(2026, 2, 15)
+
+
 # ------------------------------------------------------------------------------ ids
 
 
@@ -177,9 +241,22 @@ def test_a_heading_time_dates_its_section_and_the_sections_below():
     ("Was passiert ist", "was-passiert-ist"), ("Build Action ✅", "build-action"), ("  ", "_"), ("✅", "_"),
     ("Ｆｕｌｌｗｉｄｔｈ ＡＢＣ", "fullwidth-abc"), ("Über_Straße", "über-straße"), ("14:30 Standup", "14-30-standup"),
     ("C++ / Rust?", "c-rust"),
+    # At most 40 characters, cut after a whole word when there is one.
+    ("14:00 \u2014 Brand Lead Gen Deep Dive: results of the outreach campaign and next steps", "14-00-brand-lead-gen-deep-dive-results"),
+    ("\u00dcberpr\u00fcfung der Datenschutzerkl\u00e4rung f\u00fcr das neue Kundenportal", "\u00fcberpr\u00fcfung-der-datenschutzerkl\u00e4rung-f\u00fcr"),
+    ("Donaudampfschifffahrtsgesellschaftskapit\u00e4nsm\u00fctzenabzeichen", "donaudampfschifffahrtsgesellschaftskapit"),
 ])
 def test_slug(text, expected):
     assert slug(text) == expected
+
+
+def test_long_headings_give_short_ids_still_unique():
+    long = "## 14:00 \u2014 Brand Lead Gen Deep Dive: results of the outreach campaign and {}\nx\n"
+    text = "# 2026-02-01\n" + long.format("next steps") + long.format("what we learned") + "### " + long[3:].format("Q2")
+    ids = [e.id for e in parse(text)[0]]
+    assert ids == ["2026-02-01#14-00-brand-lead-gen-deep-dive-results", "2026-02-01#14-00-brand-lead-gen-deep-dive-results~2",
+                   "2026-02-01#14-00-brand-lead-gen-deep-dive-results/14-00-brand-lead-gen-deep-dive-results"]
+    assert max(len(i) for i in ids) < 100
 
 
 def test_equal_headings_are_numbered_by_position():
@@ -289,9 +366,11 @@ def test_mv002_only_for_a_title_that_starts_with_another_date(title, warned):
     ("Was passiert ist", False), ("Build Action ✅", False), ("Heartbeat Checklist", False),
     ("14:30 Meeting", False), ("9:15", False), ("Decision - use Postgres", False), ("Decisions", False),
     ("Meeting notes - Decision on DB", False), ("Config - Belief system", False), ("2026-02-01 Review", False),
-    ("14:30 Decision", True), ("14:30 decision about the DB", True), ("9am - Decision", True),
+    ("14:30 decision about the DB", False), ("14:30 - Decision about the DB", False),
+    ("12:00 - Observation deck visit", False), ("14:30 - Standup with the team", False),
+    ("14:30 Decision", True), ("14:30 Decision: Postgres", True), ("9am - Decision", True),
     ("14.30 - Belief", True), ("Morning - Belief", True), ("Morgens \u2013 Observation: Kaffee", True),
-    ("\u0661\u0665:\u0660\u0660 - Belief", True), ("10:00 | Correction", True),
+    ("\u0661\u0665:\u0660\u0660 - Belief", True), ("10:00 | Correction", True), ("14:38 - Standup - Decision", True),
 ])
 def test_mv003_only_for_an_attempt_at_an_entry_heading(heading, attempt):
     events, problems = parse(f"# 2026-02-01\n\n## {heading}\nText bleibt erhalten\n")
@@ -309,6 +388,54 @@ def test_extra_types_count_as_attempts():
     cfg = Config(timezone="UTC", extra_types=("Lesson",))
     got = parse_log("# 2026-02-01\n\n## 14:30 Lesson\nx\n", "memory/2026-02-01.md", cfg)
     assert [p.code for p in got.problems] == ["MV003"]
+
+
+# ----------------------------------------------------------- timed titles and MV005
+
+
+@pytest.mark.parametrize("heading, kind, codes", [
+    # A known type alone or before a separator: the entry the format documents.
+    ("09:15 - Decision", "decision", []), ("09:15 - Decision - Hosting", "decision", []),
+    ("09:15 \u2014 Decision: Hosting", "decision", []), ("09:15 - decision (Hetzner)", "decision", []),
+    ("09:15 - Observation \u2705", "observation", []), ("09:15:30 - Belief #kaffee", "belief", []),
+    ("09:15 \u2013 Correction | Preis", "correction", []),
+    # A time before a title: a timed note, no problem (the real vaults' 19 MV005 were these).
+    ("14:00 \u2014 Brand Lead Gen Deep Dive", "note", []), ("05:03 \u2014 Heartbeat / Night Shift Check", "note", []),
+    ("12:00 - Observation deck visit", "note", []), ("14:30 - Standup with the team", "note", []),
+    ("07:00 \u2013 Brief: M\u00e4rkte und Termine", "note", []), ("10:00 - \u00dcbergabe an Team B", "note", []),
+    ("19:30 - Reservation: Tisch f\u00fcr vier", "note", []), ("14:30 - Decisions for Q3", "note", []),
+    ("16:00 - Revision: Entwurf 2", "note", []), ("08:00 - Note: Zahnarzt anrufen", "note", []),
+    # An attempt: the word alone, or a slip of a known type before a separator (MV005, kept typed).
+    ("14:30 - Meeting", "meeting", ["MV005"]), ("14:30 - Decisions: Preise Q3", "decisions", ["MV005"]),
+    ("14:30 - Decison", "decison", ["MV005"]), ("14:30 - Belie - Kaffee", "belie", ["MV005"]),
+    ("14:30 - Obervaton: Vogel", "obervaton", ["MV005"]), ("14:30 - Desicion - DB", "desicion", ["MV005"]),
+    ("14:30 - Obs: Eisvogel", "obs", ["MV005"]), ("14:30 - Beleif", "beleif", ["MV005"]),
+    # A bad time stays an attempt.
+    ("25:00 - Standup with the team", "note", ["MV004"]),
+])
+def test_only_a_type_standing_alone_makes_a_timed_heading_an_entry(heading, kind, codes):
+    events, problems = parse(f"# 2026-02-01\n\n## {heading}\nInhalt\n")
+    (ev,) = events
+    assert (ev.type, [p.code for p in problems]) == (kind, codes)
+    assert ev.content == "Inhalt"
+    if kind == "note":  # the heading keeps its words and gives the note its time
+        assert ev.title == heading and ev.id.startswith("2026-02-01#")
+        assert ev.timestamp.strftime("%H:%M") == ("00:00" if "MV004" in codes else heading[:5])
+
+
+def test_a_typed_entry_keeps_its_title_and_a_slip_is_named():
+    events, problems = parse("# 2026-02-01\n\n## 09:15 - Decision: Hosting bei Hetzner\nx\n"
+                             "## 10:00 - Decisions - Preise\ny\n## 11:00 - Meeting\nz\n")
+    assert [(e.id, e.type, e.title) for e in events] == [
+        ("2026-02-01T09:15", "decision", "Hosting bei Hetzner"), ("2026-02-01T10:00", "decisions", "Preise"),
+        ("2026-02-01T11:00", "meeting", "")]
+    assert "did you mean 'Decision'?" in problems[0].message and "did you mean" not in problems[1].message
+
+
+def test_a_timed_title_with_invisible_characters_is_no_hidden_entry():
+    events, problems = parse("# 2026-02-01\n\n## 14:30\u00a0- Standup with the team\nx\n## 15:00 - Be\u200blief\ny\n")
+    assert [e.type for e in events] == ["note", "belief"]
+    assert [(p.code, p.line) for p in problems] == [("MV017", 5)]
 
 
 # ------------------------------------------------------------------------- references

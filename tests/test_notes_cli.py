@@ -4,6 +4,7 @@ changes, history (recorded time sees every edit), curate and check."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,65 @@ def test_list_and_show_notes(vault, runner):
     assert f"{DAY}:7" in shown
     data = as_json(runner, "show", "2026-02-02#log@14:30")
     assert data["timestamp"] == "2026-02-02T14:30:00+00:00" and data["path"] == ["Log"] and data["supersedes"] is None
+
+
+def test_show_takes_what_search_and_check_print(vault, runner):
+    (vault / "memory" / "2026-02-03.md").write_text(
+        "# 2026-02-03\n\n## 09:30 - Decision: Umzugsfirma Quokka\nDer Vertrag ist unterschrieben.\n\n"
+        "## 11:00 - Decison\nTippfehler im Typ.\n")
+    line = next(x for x in run(runner, "search", "Zählerstand").output.splitlines() if "#L" in x)
+    cited = re.search(r"(memory/\S+#L\d+-L\d+)", line)[1]
+    assert cited == f"{DAY}#L7-L9"
+    assert as_json(runner, "show", cited)["id"] == "2026-02-02#was-passiert-ist/heizung"
+    problem = runner.invoke(cli, ["check"]).output.splitlines()[0]
+    assert problem.startswith("memory/2026-02-03.md:6:1: MV005") and "did you mean 'Decision'?" in problem
+    assert as_json(runner, "show", problem.split(" ")[0])["id"] == "2026-02-03T11:00"
+    shown = run(runner, "show", "2026-02-03T09").output.splitlines()  # the start of an id
+    assert shown[0].startswith("2026-02-03T09:30  decision") and shown[2] == "Umzugsfirma Quokka"  # its title
+    ambiguous = runner.invoke(cli, ["show", "2026-02-02#log"])
+    assert ambiguous.exit_code == 1
+    assert "'2026-02-02#log' starts 2 ids: 2026-02-02#log@08:30, 2026-02-02#log@14:30" in ambiguous.output
+    assert runner.invoke(cli, ["show", f"{DAY}:1"]).exit_code == 1  # the title: nothing there
+
+
+ARCHIVED_DAY = """# 2026-01-31
+
+# Archived to archive/january-2026-daily-notes.md
+
+Kompaktiert am 2026-02-15; der ganze Monat steht im Archiv.
+"""
+ARCHIVE = """# Januar 2026 \u2014 Tagesnotizen
+
+# 2026-01-24 \u2014 Daily notes
+
+## Netzwerk
+- Tailscale auf dem NAS eingerichtet, Exit-Node aktiv
+- 21:40 MagicDNS an, Pi-hole als Resolver
+
+# 2026-01-30 \u2014 Daily notes
+
+## Familie
+- Geburtstag von Oma geplant, Kuchen bestellt
+"""
+
+
+def test_a_compacted_days_archive_is_dated_by_its_headings(vault_dir, runner):
+    (vault_dir / "memory" / "archive").mkdir(parents=True)
+    (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n')
+    (vault_dir / "memory" / "2026-01-31.md").write_text(ARCHIVED_DAY)
+    (vault_dir / "memory" / "archive" / "january-2026-daily-notes.md").write_text(ARCHIVE)
+    git(vault_dir, "init", "-q")
+    commit_at(vault_dir, "2026-02-15T20:00:00+00:00", "compact January")  # the archive's first commit
+    hits = as_json(runner, "asof", "2026-01-31", "tailscale")
+    assert (hits[0]["id"], hits[0]["timestamp"]) == (
+        "archive/january-2026-daily-notes#2026-01-24-daily-notes/netzwerk", "2026-01-24T00:00:00+00:00")
+    assert {h["timestamp"][:10] for h in hits} == {"2026-01-24"}  # not the day of the commit (02-15)
+    assert as_json(runner, "asof", "2026-01-23", "tailscale") == []
+    at = {d["id"]: d["timestamp"] for d in as_json(runner, "list", "--type", "note", "--all")}
+    assert at["archive/january-2026-daily-notes#2026-01-24-daily-notes/netzwerk@21:40"] == "2026-01-24T21:40:00+00:00"
+    assert at["archive/january-2026-daily-notes#2026-01-30-daily-notes/familie"] == "2026-01-30T00:00:00+00:00"
+    assert at["2026-01-31#archived-to-archive-january-2026-daily"] == "2026-01-31T00:00:00+00:00"
+    assert json.loads(runner.invoke(cli, ["check", "--json"]).output)["problems"] == []
 
 
 def test_asof_and_changes_see_note_times(vault, runner):

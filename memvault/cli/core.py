@@ -116,16 +116,22 @@ def log(ctx, text, etype, at, supersedes, reconfirms, confidence, importance, ta
 @json_option
 @click.pass_context
 def show(ctx, event_id: str, as_json: bool) -> None:
-    """Show one entry with its metadata and supersession links."""
+    """Show one entry with its metadata and supersession links.
+
+    EVENT_ID is an id, the start of one, or a place as search and check print it:
+    memory/2026-02-01.md#L12-L14 or memory/2026-02-01.md:12.
+    """
     vault = open_vault(ctx)
-    data = vault.as_dict(vault.get(event_id), vault.now())
+    data = vault.as_dict(vault.find(event_id), vault.now())
     emit(data, as_json, _show_text)
 
 
 def _show_text(d: dict) -> str:
     lines = [f"{d['id']}  {d['type']}  {d['timestamp'] or 'undated'}  [{d['status']}]", ""]
-    if d.get("path"):  # a note: the headings it is under
+    if d.get("path"):  # a note: the headings it is under, its own (its title) last
         lines += ["under: " + " \u203a ".join(d["path"]), ""]
+    elif d.get("title"):
+        lines += [d["title"], ""]
     lines += [d["content"], ""]
     lines.append(f"confidence {d['confidence']:.2f} (from {d['confidence_0']:g})")
     if d["importance"] is not None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from memvault.config.core import Config
 from memvault.entries.front_matter import file_defaults, read_frontmatter
+from memvault.entries.headings import ENTRY_RE, attempt, entry_kind, near_type, type_ends
 from memvault.entries.markdown import (
     FENCE_RE,
     ParsedFile,
@@ -26,7 +27,7 @@ from memvault.entries.markdown import (
 from memvault.entries.meta import META_KEYS, META_RE, Meta, trailing_meta
 from memvault.entries.model import Event, Problem
 from memvault.entries.naming import log_name
-from memvault.entries.notes import NoteFile, Section, lead_clock
+from memvault.entries.notes import Clock, NoteFile, Section, heading_when
 from memvault.entries.timeparse import RANGE_TEXT, day_in_range
 from memvault.textsafety import clean_invisible, has_invisible, invisible_in
 
@@ -36,16 +37,8 @@ __all__ = ["ENTRY_RE", "META_KEYS", "META_RE", "log_date", "parse_log", "scan_he
 LOG_NAME_RE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})\.md$")
 # A name meant as a date (in any digits), for MV001 when it is not a real one.
 DATE_SHAPED_RE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[-_ .].*)?\.md$")
-ENTRY_RE = re.compile(
-    r"^(?P<h>[0-9]{1,2}):(?P<m>[0-9]{2})(?::(?P<s>[0-9]{2}))?[ \t]*[-\u2013\u2014][ \t]*"
-    r"(?P<type>[A-Za-z][\w-]*)(?P<rest>.*)$"
-)
 # An ATX heading at the start of a line: its level and its text (linear: see markdown.TITLE_RE).
 HEADING_RE = re.compile(r"^(#{1,6})(?:[ \t]++((?:.*[^ \t\n])?))?[ \t]*$")
-# What makes a `## ` heading an attempt at an entry heading (MV003): a time-like start (any
-# digits, `:` or `.`, or `9am`) followed by a type; or a type after a dash, alone or before a title.
-ATTEMPT_TIME_RE = re.compile(r"^(?P<clock>\d{1,2}(?:[:.]\d{2}(?:[:.]\d{2})?|[ \t]*[AaPp]\.?[Mm]\.?))[\W_]*(?P<type>[A-Za-z][\w-]*)")
-ATTEMPT_DASH_RE = re.compile(r"(?:^|(?<=[ \t]))[-\u2013\u2014][ \t]*+(?P<type>[A-Za-z][\w-]*+)[ \t]*+(?:$|[-\u2013\u2014:])")
 TITLE_DATE_RE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})(?![0-9])")
 
 
@@ -108,7 +101,7 @@ def parse_log(
     typed = _EntryFile(path, day, naming.canonical, naming.key, config, defaults, problems, lines, in_fence)
     events = result.events
     events += notes.notes(Section(None, "", (), pre, heads[0][0] if heads else len(lines), None, True))
-    _walk(heads, matches, len(lines), notes, typed, events)
+    _walk(heads, matches, len(lines), notes, typed, events, naming.day)
     return result
 
 
@@ -120,9 +113,10 @@ def _entries(heads: list[Head], path: str, types: tuple[str, ...], problems: lis
         if level != 2:
             continue
         m = ENTRY_RE.match(text)
-        # The common case in full (a known type, a real time, a dated file); the rest says why not.
-        if m is not None and dated and m["type"].lower() in types and int(m["h"]) < 24 and int(m["m"]) < 60 \
-                and (m["s"] is None or int(m["s"]) < 60):
+        # The common case in full (a known type standing alone, a real time, a dated file); the
+        # rest says why not.
+        if m is not None and dated and m["type"].lower() in types and type_ends(m["rest"]) and int(m["h"]) < 24 \
+                and int(m["m"]) < 60 and (m["s"] is None or int(m["s"]) < 60):
             out[j] = m
         else:
             out[j] = _typed(text, path, i + 1, types, problems, dated=dated)
@@ -130,10 +124,11 @@ def _entries(heads: list[Head], path: str, types: tuple[str, ...], problems: lis
 
 
 def _walk(heads: list[Head], matches: list[re.Match[str] | None], n: int, notes: NoteFile,
-          typed: _EntryFile, events: list[Event]) -> None:
+          typed: _EntryFile, events: list[Event], latest: date | None) -> None:
     """Entries and sections in file order: an entry owns its deeper headings; a section runs
-    to the next heading and carries the path of the headings above it."""
-    stack: list[tuple[int, str, tuple[int, int, int] | None]] = []  # open headings: level, text, time
+    to the next heading and carries the path of the headings above it, and their day and
+    time when they give one (`latest`: the day the file's name says, if any)."""
+    stack: list[tuple[int, str, Clock | None, date | None]] = []  # open headings: level, text, time, day
     j, count = 0, len(heads)
     while j < count:
         index, level, text = heads[j]
@@ -151,11 +146,13 @@ def _walk(heads: list[Head], matches: list[re.Match[str] | None], n: int, notes:
         while stack and stack[-1][0] >= level:
             stack.pop()
         text = unclosed(text)
-        clock = lead_clock(text) or (stack[-1][2] if stack else None)
-        stack.append((level, text, clock))
+        day, clock = heading_when(text, latest)
+        if day is None and stack:  # no date of its own: the enclosing heading's day and time
+            day, clock = stack[-1][3], clock or stack[-1][2]
+        stack.append((level, text, clock, day))
         after = heads[j + 1] if j + 1 < count else None
         leaf = after is None or after[1] <= level or matches[j + 1] is not None
-        section = Section(index, text, tuple(t for _, t, _ in stack), index + 1, after[0] if after else n, clock, leaf)
+        section = Section(index, text, tuple(s[1] for s in stack), index + 1, after[0] if after else n, clock, leaf, day)
         events += notes.notes(section)
         j += 1
 
@@ -221,7 +218,7 @@ def _typed(
     at an entry heading that fails is a problem, and its section is read as a note."""
     m = ENTRY_RE.match(heading) if heading[:1].isdigit() else None
     if (m is None or m["type"].lower() not in types) and has_invisible(heading):
-        hidden = _hidden_heading(heading, path, lineno, problems, types if m is not None else None)
+        hidden = _hidden_heading(heading, path, lineno, problems, types, known_only=m is not None)
         m, heading = (hidden, hidden.string) if hidden is not None else (m, heading)
     if m is None:
         _attempt(heading, path, lineno, types, problems)
@@ -230,6 +227,9 @@ def _typed(
     if hh > 23 or mm > 59 or ss > 59:
         problems.append(Problem(path, lineno, f"invalid time {heading.split()[0]} in '## {heading}'; "
                                 "its text is read as a note", code="MV004"))
+        return None
+    if entry_kind(m["type"], m["rest"], types) is None:  # a timed title: `## 14:00 - Standup with the team`
+        _attempt(heading, path, lineno, types, problems)
         return None
     if not dated:  # a bad date in the name is already reported (line 1)
         if not DATE_SHAPED_RE.match(path.rsplit("/", 1)[-1]):
@@ -241,12 +241,8 @@ def _typed(
 
 def _attempt(heading: str, path: str, lineno: int, types: tuple[str, ...], problems: list[Problem]) -> None:
     """MV003 for a `## ` heading that tries to be an entry heading (docs/format.md "Notes")."""
-    timed = ATTEMPT_TIME_RE.match(heading)
-    if timed is not None and timed["type"].lower() in types:
-        clock = timed["clock"]
-    elif any(m["type"].lower() in types for m in ATTEMPT_DASH_RE.finditer(heading)):
-        clock = ""
-    else:
+    clock = attempt(heading, types)
+    if clock is None:
         return
     ascii_only = "" if clock.isascii() else "; write the time in ASCII digits 0-9"
     problems.append(Problem(path, lineno, f"malformed entry heading '## {heading}': expected '## HH:MM - Type'{ascii_only}; "
@@ -274,8 +270,10 @@ class _EntryFile:
         hh, mm, ss = int(m["h"]), int(m["m"]), int(m["s"] or 0)
         etype = m["type"].lower()
         if etype not in self.types:
+            near = near_type(etype, self.types)
+            hint = f"did you mean '{near.capitalize()}'? " if near else ""
             self.problems.append(Problem(
-                path, lineno, f"unknown entry type '{m['type']}'; known: {', '.join(self.types)} "
+                path, lineno, f"unknown entry type '{m['type']}'; {hint}known: {', '.join(self.types)} "
                 "(add more with [vault] extra_types)", code="MV005"))
         rest = m["rest"]
         title = rest.strip().lstrip("-\u2013\u2014:").strip() if rest else ""
@@ -329,15 +327,17 @@ class _EntryFile:
 
 
 def _hidden_heading(
-    heading: str, path: str, lineno: int, problems: list[Problem], types: tuple[str, ...] | None,
+    heading: str, path: str, lineno: int, problems: list[Problem], types: tuple[str, ...], *, known_only: bool,
 ) -> re.Match[str] | None:
-    """An entry heading (of a known type, when `types`) but for invisible characters: read as
-    the entry it looks like (so nothing is hidden, and its id does not change once `check
+    """An entry heading (of a known type, when `known_only`) but for invisible characters: read
+    as the entry it looks like (so nothing is hidden, and its id does not change once `check
     --fix` removes them), and an error."""
     m = ENTRY_RE.match(clean_invisible(heading))
-    if m is not None and types is not None and m["type"].lower() not in types:
+    if m is None:
         return None
-    if m is not None:
-        problems.append(Problem(path, lineno, f"entry heading '## {m.string}' holds {', '.join(invisible_in(heading))}; "
-                                "remove it (memvault check --fix)", code="MV017"))
+    kind = entry_kind(m["type"], m["rest"], types)
+    if kind is None or (known_only and kind != "entry"):
+        return None
+    problems.append(Problem(path, lineno, f"entry heading '## {m.string}' holds {', '.join(invisible_in(heading))}; "
+                            "remove it (memvault check --fix)", code="MV017"))
     return m

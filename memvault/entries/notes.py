@@ -21,6 +21,7 @@ from typing import Any
 from memvault.entries.markdown import BULLET_RE, FENCE_RE, block_ids, dedupe, inline_tags, wikilinks
 from memvault.entries.meta import Meta, trailing_meta
 from memvault.entries.model import NOTE, Event, Problem
+from memvault.entries.timeparse import day_in_range
 
 # A note's text is split into parts of at most about this many characters (a paragraph, a few
 # list items: ~100 tokens), measured on LoCoMo as freeform logs (docs/decisions.md): R@10 0.596
@@ -37,14 +38,29 @@ LEAD_TIME_RE = re.compile(
     r"(?P<h>[0-9]{1,2}):(?P<m>[0-9]{2})(?::(?P<s>[0-9]{2}))?(?:[ \t]?(?P<ap>[AaPp]\.?[Mm]\.?))?"
     r"(?:\*\*|__|`|\]|\))?(?=[ \t\-\u2013\u2014:,;|)]|$)"
 )
+# A date a heading starts with (`2026-01-24 — Daily notes`, `**2026-06-27** 23:00`, `2026-06-27T23:00`).
+HEAD_DATE_RE = re.compile(r"^(?:\*\*|__|`|\[|\()?([0-9]{4})-([0-9]{2})-([0-9]{2})(?![0-9])(?:\*\*|__|`|\]|\))?(?:T(?=[0-9]))?")
+# A time anywhere in a heading (`Workboard API Fix (10:00-11:00 BST)`, `Call at 2:30 pm`): a whole
+# token, so no part of a version (`v1.10:30`), a longer number or a word (`14:30h`).
+ANY_TIME_RE = re.compile(
+    r"(?<![\w:.,/])(?P<h>[0-9]{1,2}):(?P<m>[0-9]{2})(?::(?P<s>[0-9]{2}))?(?:[ \t]?(?P<ap>[AaPp]\.?[Mm]\.?))?"
+    r"(?!\w|[:.,][0-9])"
+)
 _SLUG_RE = re.compile(r"[\W_]+")
+# A heading's slug is cut to this many characters at a word boundary: ids stay readable and
+# short (real headings run to 150 characters), and the first words tell headings apart.
+SLUG_MAX = 40
 
 
 @lru_cache(maxsize=65536)
 def slug(text: str) -> str:
     """A heading's part of a note id: NFKC, lower case, runs of other than letters and digits
-    as one `-`, none at either end; `_` when nothing is left."""
+    as one `-`, none at either end, at most `SLUG_MAX` characters (cut after a whole word
+    when there is one to cut after); `_` when nothing is left."""
     out = _SLUG_RE.sub("-", unicodedata.normalize("NFKC", text).lower()).strip("-")
+    if len(out) > SLUG_MAX:
+        cut = out.rfind("-", 0, SLUG_MAX + 1)
+        out = out[:cut] if cut > 0 else out[:SLUG_MAX]
     return out or "_"
 
 
@@ -55,12 +71,46 @@ def lead_clock(text: str) -> Clock | None:
     m = LEAD_TIME_RE.match(text)
     if m is None:
         return None
+    return _clock(m)
+
+
+def _clock(m: re.Match[str]) -> Clock | None:
+    """The real time a match of `h`, `m`, `s` and `ap` names, or None."""
     hh, mm, ss = int(m["h"]), int(m["m"]), int(m["s"] or 0)
     if m["ap"]:
         if not 1 <= hh <= 12:
             return None
         hh = hh % 12 + (12 if m["ap"][0] in "pP" else 0)
     return (hh, mm, ss) if hh <= 23 and mm <= 59 and ss <= 59 else None
+
+
+def heading_when(text: str, latest: date | None = None) -> tuple[date | None, Clock | None]:
+    """The day and time a heading's text gives its section: a real date it starts with (not
+    after `latest`, the day a file's name says: a later one is a plan, not when it was
+    written), and the time at its start, after that date, or else the first time in it."""
+    day, rest = None, text
+    if text[:1].isdigit() or text[:1] in "*_`[(":
+        m = HEAD_DATE_RE.match(text)
+        if m is not None:
+            day = _real_day(int(m[1]), int(m[2]), int(m[3]))
+            if day is not None and latest is not None and day > latest:
+                return None, None
+            if day is not None:
+                rest = text[m.end():].lstrip(" \t,;:-\u2013\u2014|")
+    clock = lead_clock(rest)
+    if clock is None and ":" in rest:
+        t = ANY_TIME_RE.search(rest)
+        while t is not None and (clock := _clock(t)) is None:
+            t = ANY_TIME_RE.search(rest, t.end())
+    return day, clock
+
+
+def _real_day(y: int, m: int, d: int) -> date | None:
+    try:
+        day = date(y, m, d)
+    except ValueError:
+        return None
+    return day if day_in_range(day) else None
 
 
 @dataclass(slots=True)
@@ -74,6 +124,7 @@ class Section:
     end: int  # the next heading's index (exclusive)
     clock: Clock | None  # its heading's time, else the nearest enclosing heading's
     leaf: bool  # no deeper section starts right after it
+    day: date | None = None  # a date its heading (or an enclosing one) starts with; None: the file's
 
 
 @dataclass
@@ -148,7 +199,7 @@ class NoteFile:
         tags = d.get("tags", []) + (meta.tags if meta else []) + inline_tags(content)
         explicit = values.get("id") if first else None
         hh, mm, ss = clock or (0, 0, 0)
-        day = self.day
+        day = sec.day or self.day
         return Event(
             id=explicit or nid,
             type=NOTE,
