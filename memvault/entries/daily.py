@@ -26,9 +26,9 @@ from memvault.entries.markdown import (
 )
 from memvault.entries.meta import META_KEYS, META_RE, Meta, trailing_meta
 from memvault.entries.model import Event, Problem
-from memvault.entries.naming import log_name
+from memvault.entries.naming import log_name, real_day, text_day
 from memvault.entries.notes import Clock, NoteFile, Section, heading_when
-from memvault.entries.timeparse import RANGE_TEXT, day_in_range
+from memvault.entries.timeparse import RANGE_TEXT
 from memvault.textsafety import clean_invisible, has_invisible, invisible_in
 
 __all__ = ["ENTRY_RE", "META_KEYS", "META_RE", "log_date", "parse_log", "scan_headings", "unclosed"]
@@ -39,19 +39,12 @@ LOG_NAME_RE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})\.md$")
 DATE_SHAPED_RE = re.compile(r"^\d{4}-\d{2}-\d{2}(?:[-_ .].*)?\.md$")
 # An ATX heading at the start of a line: its level and its text (linear: see markdown.TITLE_RE).
 HEADING_RE = re.compile(r"^(#{1,6})(?:[ \t]++((?:.*[^ \t\n])?))?[ \t]*$")
-TITLE_DATE_RE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})(?![0-9])")
 
 
 def log_date(name: str) -> date | None:
     """The date a daily log's file name carries, or None when it is not `YYYY-MM-DD.md`."""
     m = LOG_NAME_RE.match(name)
-    if not m:
-        return None
-    try:
-        day = date(int(m[1]), int(m[2]), int(m[3]))
-    except ValueError:
-        return None
-    return day if day_in_range(day) else None
+    return real_day(m[1], m[2], m[3]) if m else None
 
 
 Head = tuple[int, int, str]  # a heading line: its index, level and text
@@ -85,9 +78,9 @@ def parse_log(
     if title is not None:
         heads = heads[1:]
         result.title = title[2]
-    day = naming.day or _fm_date(fm) or (_title_date(title[2]) if title else None) or file_date
+    day = naming.day or _fm_date(fm) or (text_day(title[2]) if title else None) or file_date
     result.date = day
-    if title is not None and day is not None and (said := _title_date(title[2])) is not None and said != day:
+    if title is not None and day is not None and (said := text_day(title[2])) is not None and said != day:
         problems.append(Problem(
             path, title[0] + 1, f"title '# {title[2]}' does not match the file's date {day.isoformat()}", "warning", "MV002"))
     matches = _entries(heads, path, config.types, problems, day is not None)
@@ -196,19 +189,7 @@ def scan_headings(lines: list[str], start: int) -> tuple[list[Head], list[bool]]
 
 def _fm_date(fm: dict[str, Any]) -> date | None:
     value = fm.get("date")
-    return _title_date(value) if isinstance(value, str) else None
-
-
-def _title_date(text: str) -> date | None:
-    """The real date (in range) a text starts with: `2026-02-01 - Config & Setup Session`."""
-    m = TITLE_DATE_RE.match(text)
-    if m is None:
-        return None
-    try:
-        day = date(int(m[1]), int(m[2]), int(m[3]))
-    except ValueError:
-        return None
-    return day if day_in_range(day) else None
+    return text_day(value) if isinstance(value, str) else None
 
 
 def _typed(

@@ -28,6 +28,7 @@ from memvault.entries.timeparse import day_in_range
 LOG_DIR = "memory"
 ARCHIVE_DIR = "archive"
 # Dates in file names are ASCII digits (\d would take ١٥ or １５ too: docs/format.md).
+_TEXT_DAY_RE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})(?![0-9])")
 _DAY_NAME_RE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})(?P<topic>[-_ .].*)?\.md$")
 
 
@@ -47,16 +48,25 @@ class LogName:
         return self.day is not None and not self.canonical
 
 
+def real_day(year: str | int, month: str | int, day: str | int) -> date | None:
+    """The date these parts name, if it is a real one in the format's range (else None)."""
+    try:
+        found = date(int(year), int(month), int(day))
+    except ValueError:
+        return None
+    return found if day_in_range(found) else None
+
+
 def name_day(name: str) -> date | None:
     """The real date (in range) a file name starts with: `2026-02-05.md`, `2026-02-05-topic.md`."""
     m = _DAY_NAME_RE.match(name)
-    if not m:
-        return None
-    try:
-        day = date(int(m[1]), int(m[2]), int(m[3]))
-    except ValueError:
-        return None
-    return day if day_in_range(day) else None
+    return real_day(m[1], m[2], m[3]) if m else None
+
+
+def text_day(text: str) -> date | None:
+    """The real date (in range) a text starts with: `2026-02-01 - Config & Setup Session`."""
+    m = _TEXT_DAY_RE.match(text)
+    return real_day(m[1], m[2], m[3]) if m else None
 
 
 def log_name(path: str) -> LogName:

@@ -21,7 +21,7 @@ from typing import Any
 from memvault.entries.markdown import BULLET_RE, FENCE_RE, block_ids, dedupe, inline_tags, wikilinks
 from memvault.entries.meta import Meta, trailing_meta
 from memvault.entries.model import NOTE, Event, Problem
-from memvault.entries.timeparse import day_in_range
+from memvault.entries.naming import real_day
 
 # A note's text is split into parts of at most about this many characters (a paragraph, a few
 # list items: ~100 tokens), measured on LoCoMo as freeform logs (docs/decisions.md): R@10 0.596
@@ -92,7 +92,7 @@ def heading_when(text: str, latest: date | None = None) -> tuple[date | None, Cl
     if text[:1].isdigit() or text[:1] in "*_`[(":
         m = HEAD_DATE_RE.match(text)
         if m is not None:
-            day = _real_day(int(m[1]), int(m[2]), int(m[3]))
+            day = real_day(m[1], m[2], m[3])
             if day is not None and latest is not None and day > latest:
                 return None, None
             if day is not None:
@@ -103,14 +103,6 @@ def heading_when(text: str, latest: date | None = None) -> tuple[date | None, Cl
         while t is not None and (clock := _clock(t)) is None:
             t = ANY_TIME_RE.search(rest, t.end())
     return day, clock
-
-
-def _real_day(y: int, m: int, d: int) -> date | None:
-    try:
-        day = date(y, m, d)
-    except ValueError:
-        return None
-    return day if day_in_range(day) else None
 
 
 @dataclass(slots=True)
