@@ -98,3 +98,18 @@ def test_search_finds_the_answer_sections_of_freeform_logs() -> None:
     assert got["in:daily"]["R@10"] >= 0.65, missed
     assert got["lang:de"]["R@10"] >= 0.60, missed
     assert result["events"].get("note", 0) > 100  # the sections are notes, not just the typed entries
+
+
+def test_check_finds_nothing_wrong_with_ordinary_freeform_logs(tmp_path: Path) -> None:
+    """Topic headings, checklists, tables, timed bullets and timed titles are no problem (no MV003)."""
+    import shutil
+
+    from memvault.check.runner import check_vault
+    from memvault.vault import Vault
+
+    shutil.copytree(DATA / "vault", tmp_path / "ff")
+    with Vault.open(tmp_path / "ff") as vault:
+        headings = sum(1 for ev in vault.events if ev.is_note and ev.heading)
+        problems = check_vault(vault).problems
+    assert headings >= 90
+    assert [str(p) for p in problems] == []
