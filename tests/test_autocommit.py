@@ -54,7 +54,7 @@ def test_message_counts_notes_apart_from_entries(vault):
     write(vault.root, DAY, "# 2026-02-21 - Umzug\n\n" + entry("09:15", "Atlas")
           + "## Was passiert ist\n- Kartons bestellt\n\n## Log\n- 14:30 Anruf beim Vermieter\n")
     done = commit_vault(vault.root, vault.config)
-    assert done.message.splitlines()[0] == f"memvault: +1 entry, +2 notes in {DAY}"
+    assert done.message.splitlines()[0] == f"memvault: +1 entry, +3 notes in {DAY}"  # the title says more than a date
     assert "+ 2026-02-21 14:30 note: - 14:30 Anruf beim Vermieter" in done.message
 
 

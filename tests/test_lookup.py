@@ -69,8 +69,8 @@ def test_memory_md_bullets_win_over_the_prose_around_them(vault: Vault):
 
 
 def test_nothing_at_a_place_says_what_is_near(vault: Vault):
-    with pytest.raises(NotFoundError, match=r"nothing in memory/2026-02-01.md:1: .*nearest: 2026-02-01#_ \(L3-L3\)"):
-        vault.find("memory/2026-02-01.md:1")
+    with pytest.raises(NotFoundError, match=r"nothing in memory/2026-02-01.md:4: .*nearest: 2026-02-01#_ \(L1-L3\)"):
+        vault.find("memory/2026-02-01.md:4")
     with pytest.raises(NotFoundError, match="no file memory/2026-09-09.md in the vault"):
         vault.find("memory/2026-09-09.md:3")
 

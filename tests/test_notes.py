@@ -44,7 +44,7 @@ def test_a_german_setup_log_is_all_notes_with_heading_paths(notes_vault: Vault):
     day = [e for e in notes_vault.events if e.file == "memory/2026-02-01.md"]
     got = {e.id: (e.type, e.path, e.line, e.end_line) for e in day}
     assert got == {
-        "2026-02-01#_": ("note", (), 3, 3),
+        "2026-02-01#_": ("note", (), 1, 3),  # the title and the text before the first heading
         "2026-02-01#was-passiert-ist/build-action": ("note", ("Was passiert ist", "Build Action ✅"), 7, 10),
         "2026-02-01#was-passiert-ist/heartbeat-checklist": ("note", ("Was passiert ist", "Heartbeat Checklist"), 12, 15),
         "2026-02-01#entscheidungen": ("note", ("Entscheidungen",), 17, 22),
@@ -193,6 +193,7 @@ def test_a_running_log_archive_dates_each_day_by_its_heading():
     events, problems = parse(archive, "memory/archive/january-2026-daily-notes.md", file_date=date(2026, 2, 14))
     got = [(e.id, e.type, e.timestamp.strftime("%Y-%m-%d %H:%M")) for e in events]
     assert got == [
+        ("archive/january-2026-daily-notes#_", "note", "2026-02-14 00:00"),  # the file's title
         ("archive/january-2026-daily-notes#2026-01-24-daily-notes/tailscale", "note", "2026-01-24 00:00"),
         ("archive/january-2026-daily-notes#2026-01-24-daily-notes/tailscale@14:30", "note", "2026-01-24 14:30"),
         # Typed entries keep the file's day: their ids and times are the format's, not the headings'.
@@ -211,6 +212,7 @@ def test_a_health_log_dates_each_check_and_the_sections_under_it():
            "## 2026-06-28 07:15 Health Check\n- Disk 72 %\n## Offene Punkte\n- Zertifikat erneuern\n")
     events, _ = parse(log, "memory/health-log.md", file_date=date(2026, 6, 1))
     assert [(e.id, e.timestamp.strftime("%Y-%m-%d %H:%M")) for e in events] == [
+        ("health-log#_", "2026-06-01 00:00"),  # the title, dated like the file
         ("health-log#2026-06-27-23-00-health-check", "2026-06-27 23:00"),
         ("health-log#2026-06-27-23-00-health-check/backups", "2026-06-27 23:00"),
         ("health-log#2026-06-28-07-15-health-check", "2026-06-28 07:15"),
@@ -275,7 +277,8 @@ def test_file_keys_for_topic_archive_and_undated_files():
     }
     for path, (entry, note, day) in cases.items():
         events, _ = parse(text, path, file_date=date(2026, 2, 9))
-        assert tuple(e.id for e in events) == (entry, note), path
+        title = note.split("#")[0] + "#_"  # `# Whatever` says more than a date: a note of its own
+        assert tuple(e.id for e in events) == (title, entry, note), path
         assert {e.timestamp.date() for e in events} == {date(2026, 2, 5) if day == 5 else date(2026, 1, 15) if day == 1 else date(2026, 2, 9)}
 
 
@@ -338,14 +341,14 @@ def test_how_a_file_is_dated():
     assert parse(titled, "memory/retro.md", file_date=date(2020, 1, 1))[0][0].timestamp.date() == date(2026, 3, 5)
     assert parse("# Ideen\n" + body, "memory/ideas.md", file_date=date(2020, 1, 1))[0][0].timestamp.date() == date(2020, 1, 1)
     undated, problems = parse("# Ideen\n" + body + "## 09:00 - Belief\ny\n", "memory/ideas.md")
-    assert [(e.type, e.timestamp) for e in undated] == [("note", None), ("note", None)]
+    assert [(e.type, e.timestamp) for e in undated] == [("note", None)] * 3
     assert [(p.code, p.line, p.severity) for p in problems] == [("MV001", 4, "warning")]
 
 
 def test_a_date_shaped_name_that_is_no_date_is_mv001_and_still_read():
     events, problems = parse("# 2026-02-30\n\n## 09:00 - Belief\nx\n", "memory/2026-02-30.md")
     assert [(p.code, p.line, p.severity) for p in problems] == [("MV001", 1, "error")]
-    assert [e.type for e in events] == ["note"] and events[0].content == "x"
+    assert [e.type for e in events] == ["note", "note"] and events[-1].content == "x"
     _, problems = parse("# x\n", "memory/2026-13-01-planung.md")
     assert [p.code for p in problems] == ["MV001"]
 
@@ -543,3 +546,14 @@ def test_log_into_a_freeform_day_keeps_every_note_id(tmp_path):
     assert line < text.split("\n").index("## 16:00 - Observation") + 1 + 2  # before the later entry …
     assert line > 9  # … not inside the Log section's timed bullets
     assert {k: v for k, v in after.items() if k != "2026-02-02T12:00"} == before
+
+
+def test_a_title_that_says_more_than_its_date_is_searchable():
+    events, _ = parse("# 2026-03-02 - Zanzibar offsite\n\n## Plan\n- book flights\n", "memory/2026-03-02.md")
+    title = by_id(events)["2026-03-02#_"]
+    assert (title.title, title.content, title.line, title.end_line) == ("2026-03-02 - Zanzibar offsite", "", 1, 1)
+    bare, _ = parse("# 2026-03-02\n\n## Plan\n- book flights\n", "memory/2026-03-02.md")
+    assert [e.id for e in bare] == ["2026-03-02#plan"]  # a date alone is no note
+    with_text, _ = parse("# Quokka-Ideen\n\nLose Sammlung.\n\n## Plan\n- x\n", "memory/projects/ideen.md",
+                         file_date=date(2026, 3, 1))
+    assert by_id(with_text)["projects/ideen#_"].title == "Quokka-Ideen"

@@ -75,7 +75,7 @@ def test_workspace_files_are_read_only_when_asked_for(real, runner):
     assert not found(runner, "German noon")
     (real / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\nworkspace_files = true\n')
     hits = found(runner, "German noon")
-    assert [(h["file"], h["timestamp"][:10]) for h in hits] == [("AGENTS.md", "2026-02-10")]
+    assert {(h["file"], h["timestamp"][:10]) for h in hits} == {("AGENTS.md", "2026-02-10")}
     assert not found(runner, "Zebrastreifen")  # README.md is not a workspace file
 
 

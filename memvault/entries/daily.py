@@ -84,16 +84,20 @@ def parse_log(
         problems.append(Problem(
             path, title[0] + 1, f"title '# {title[2]}' does not match the file's date {day.isoformat()}", "warning", "MV002"))
     matches = _entries(heads, path, config.types, problems, day is not None)
-    note_lines, pre = lines, start
+    note_lines, pre, head = lines, start, None
     if title is not None:
         if any(line.strip() for line in lines[start : title[0]]):
             note_lines = lines[: title[0]] + [""] + lines[title[0] + 1 :]  # the preamble is around it
         else:
-            pre = title[0] + 1
+            pre, head = title[0] + 1, title[0]
     notes = NoteFile(path, naming.key, day, config.tz, note_lines, in_fence, defaults, problems)
     typed = _EntryFile(path, day, naming.canonical, naming.key, config, defaults, problems, lines, in_fence)
     events = result.events
-    events += notes.notes(Section(None, "", (), pre, heads[0][0] if heads else len(lines), None, True))
+    # The preamble carries the file's title, so its words are searchable; a title of more than
+    # a date is a note of its own even with nothing under it (`# 2026-03-02 - Zanzibar offsite`).
+    said = title[2] if title is not None else ""
+    events += notes.notes(Section(head, said, (), pre, heads[0][0] if heads else len(lines), None,
+                                  has_words(said)))
     _walk(heads, matches, len(lines), notes, typed, events, naming.day)
     return result
 
@@ -185,6 +189,12 @@ def scan_headings(lines: list[str], start: int) -> tuple[list[Head], list[bool]]
                 fence = m.group(1)
                 in_fence[i] = True
     return heads, in_fence
+
+
+def has_words(title: str) -> bool:
+    """True when a title says more than its date (`2026-02-01 - Config Session`, `Ideen`)."""
+    rest = title[10:] if text_day(title) is not None else title
+    return any(ch.isalnum() for ch in rest)
 
 
 def _fm_date(fm: dict[str, Any]) -> date | None:
