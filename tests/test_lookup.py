@@ -65,7 +65,7 @@ def test_memory_md_bullets_win_over_the_prose_around_them(vault: Vault):
     # The section's note starts at its heading, so its lines enclose the bullets: the innermost wins.
     assert vault.find("MEMORY.md#L7-L7").id == "M:user-preferences:dislikes-long-meetings"
     assert vault.find("MEMORY.md:11").id == "M:user-preferences:works-from-leipzig-on-fridays"
-    assert vault.find("MEMORY.md:3").id == "MEMORY#_"
+    assert vault.find("MEMORY.md:3").id == "MEMORY.md#_"
 
 
 def test_nothing_at_a_place_says_what_is_near(vault: Vault):

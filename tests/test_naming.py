@@ -20,7 +20,8 @@ from memvault.entries.naming import log_name, name_day
         ("memory/projects/ideas.md", None, "projects/ideas", False, False),
         ("memory/Notizen über Dinge.md", None, "Notizen über Dinge", False, False),
         ("memory/2026-02-30.md", None, "2026-02-30", False, False),
-        ("AGENTS.md", None, "AGENTS", False, False),
+        ("AGENTS.md", None, "AGENTS.md", False, False),
+        ("memory/AGENTS.md", None, "AGENTS", False, False),
     ],
 )
 def test_log_name(path: str, day: date | None, key: str, canonical: bool, archive: bool) -> None:

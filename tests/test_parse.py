@@ -158,7 +158,7 @@ def test_memory_md_sections_annotations_and_ids():
     assert all("prose" not in e.content for e in parsed.events if not e.is_note)
     prose = [e for e in parsed.events if e.is_note]
     assert [(e.id, e.kind, e.content, e.timestamp) for e in prose] == [
-        ("MEMORY#decisions", "curated", "Some prose, not an entry.", None)]
+        ("MEMORY.md#decisions", "curated", "Some prose, not an entry.", None)]
     assert by_content["Weekly check-ins on Monday"].id == "M:user-preferences:weekly-check-ins-on-monday"
 
 

@@ -3,7 +3,7 @@
 Curated memory written by people and agents is rarely bullets only: bold lead-in paragraphs
 (`**What:** …`), fenced commands, `###` sub-headings over a few lines of text. Each such run of
 text becomes a curated `note` (kind "curated", type "note"), sectioned and id'd like the notes
-of a daily log (`memvault.entries.notes`) with the key `MEMORY`: `MEMORY#<slug path>[~n][.pN]`.
+of a daily log (`memvault.entries.notes`) with the key `MEMORY.md`: `MEMORY.md#<slug path>[~n][.pN]`.
 Bullets stay curated entries; a heading with no prose under it is not a note (an empty
 section is a template's; over bullets, its words are theirs). Curated notes carry no date: they are live, never proposed by
 curate, never rewritten by it.
@@ -18,7 +18,7 @@ from memvault.entries.daily import scan_headings, unclosed
 from memvault.entries.model import Event, Problem
 from memvault.entries.notes import NoteFile, Section
 
-KEY = "MEMORY"
+KEY = "MEMORY.md"  # the key of a file outside memory/: its path (entries.naming)
 
 
 def memory_notes(lines: list[str], start: int, covered: set[int], path: str, tz: tzinfo,

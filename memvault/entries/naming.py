@@ -11,8 +11,9 @@ names") is its normative description.
   writes there, and its entries' ids are the plain `YYYY-MM-DDTHH:MM` of the format.
 - Every other file under `memory/` (and any other included Markdown) is read too. Its
   **key**, the prefix of the ids of what it holds, is its path under `memory/` without
-  `.md` (`2026-01-26-fologram-research`, `archive/2026-01-15`, `projects/ideas`), so its
-  ids never collide with the day's own file and never change when other files come or go.
+  `.md` (`2026-01-26-fologram-research`, `archive/2026-01-15`, `projects/ideas`); a file outside
+  `memory/` (`AGENTS.md`, MEMORY.md's prose) by its whole path. So its ids never collide with
+  another file's and never change when other files come or go.
 - Its **day** is the date its name starts with, or None: such a file is dated by its
   front matter, else by its first commit (see `memvault.layout`).
 """
@@ -81,8 +82,10 @@ def log_name(path: str) -> LogName:
         day is not None and _DAY_NAME_RE.match(name)["topic"] is None  # type: ignore[index]
         and len(parts) > 1 and parts[0] == LOG_DIR and _date_folders(folders, day)
     )
-    rest = "/".join(under)
-    key = day.isoformat() if canonical and day is not None else rest.removesuffix(".md")
+    # Outside memory/ the whole path, `.md` kept, is the key: `MEMORY.md` and `AGENTS.md` never
+    # share one with `memory/MEMORY.md` or `memory/AGENTS.md` (keyed `MEMORY`, `AGENTS`).
+    rest = "/".join(under).removesuffix(".md") if under is not parts else path
+    key = day.isoformat() if canonical and day is not None else rest
     return LogName(path=path, day=day, key=key, canonical=canonical, archive=archive)
 
 
