@@ -71,6 +71,23 @@ def squatter(path: Path) -> str | None:
     return "a directory" if stat.S_ISDIR(mode) else "a special file"
 
 
+IGNORE_ALL = "# memvault's derived state (index, caches): rebuilt from the Markdown, never committed\n*\n"
+
+
+def self_ignore(derived: Path) -> None:
+    """`.memvault/.gitignore` holding `*`: git ignores the derived folder whatever the person's
+    own `.gitignore` says (a search in a folder never adopted must not leave `?? .memvault/`)."""
+    marker = derived / ".gitignore"
+    if not derived.is_dir() or os.path.lexists(marker):
+        return
+    try:  # O_EXCL: two processes building at once write it once; a few bytes, written whole
+        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except FileExistsError:
+        return
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(IGNORE_ALL)
+
+
 def clear_folder(path: Path) -> None:
     """Make room for a derived folder: anything else standing at `path` (a file, a link) is
     memvault's own derived state gone wrong, so it is removed, and said."""

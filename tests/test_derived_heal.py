@@ -309,3 +309,21 @@ def test_a_file_where_a_derived_folder_belongs_is_removed_and_said(tmp_path, whe
     assert "quokka" in result.stdout
     assert "stood where memvault's folder of derived state belongs" in result.stderr
     assert (root / where).is_dir()
+
+
+def test_the_derived_folder_ignores_itself_in_git(tmp_path):
+    """A search in a folder never adopted must not leave `?? .memvault/` in `git status`."""
+    import subprocess
+
+    from memvault.search.index import open_index
+    from memvault.vault import Vault
+
+    root = tmp_path / "ws"
+    (root / "memory").mkdir(parents=True)
+    (root / "memory" / "2026-02-01.md").write_text("# 2026-02-01\n\n## Plan\n- Quokka\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    with open_index(Vault.open(root), "sqlite") as index:
+        index.update()
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True, check=True)
+    assert status.stdout.split() == ["??", "memory/"]
+    assert (root / ".memvault" / ".gitignore").read_text().endswith("*\n")

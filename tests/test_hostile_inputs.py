@@ -326,7 +326,7 @@ SEEDS: dict[str, tuple[str, ...]] = {
     "TITLE_RE": ("# a",), "H2_RE": ("## a",), "META_RE": ("source: a", "Confidence:"),
     "ENTRY_RE": ("10:00 - Observation", "10:00 "), "HEADING_RE": ("## a", "###### "),
     "ATTEMPT_TIME_RE": ("10:00 ", "9 am", "10.00-"), "ATTEMPT_DASH_RE": (" - a", "a — "),
-    "_TEXT_DAY_RE": ("2026-01-01",), "LEAD_TIME_RE": ("**10:00", "[x] 10:00 ", "2:30 p"),
+    "_TEXT_DAY_RE": ("2026-01-01",), "_RULE_RE": ("---", "- - -"), "LEAD_TIME_RE": ("**10:00", "[x] 10:00 ", "2:30 p"),
     "LOOSE_HEADING_RE": ("## 10:00 - Observation", " ##10:00 "), "BULLET_RE": ("- a", "  1. "),
     "FENCE_RE": ("```", "   ~~~"), "MARKER_RE": ("<!-- memvault: curated 2026", "memvault-hook v"),
     "LIST_MARK_RE": ("- ", " 1."), "ID_SPACE_RE": ("2026-01-01 10:00",), "DEFAULT_ID_RE": ("2026-01-01T10:00",),

@@ -557,3 +557,9 @@ def test_a_title_that_says_more_than_its_date_is_searchable():
     with_text, _ = parse("# Quokka-Ideen\n\nLose Sammlung.\n\n## Plan\n- x\n", "memory/projects/ideen.md",
                          file_date=date(2026, 3, 1))
     assert by_id(with_text)["projects/ideen#_"].title == "Quokka-Ideen"
+
+
+def test_a_section_of_rules_alone_is_no_note_text():
+    events, _ = parse("# 2026-02-01\n\n## Trennlinie\n\n---\n\n## Inhalt\nText\n\n***\n", "memory/2026-02-01.md")
+    got = {e.id: (e.content, e.line, e.end_line) for e in events}
+    assert got == {"2026-02-01#trennlinie": ("", 3, 3), "2026-02-01#inhalt": ("Text", 7, 8)}

@@ -95,9 +95,9 @@ def parse_log(
     events = result.events
     # The preamble carries the file's title, so its words are searchable; a title of more than
     # a date is a note of its own even with nothing under it (`# 2026-03-02 - Zanzibar offsite`).
-    said = title[2] if title is not None else ""
-    events += notes.notes(Section(head, said, (), pre, heads[0][0] if heads else len(lines), None,
-                                  has_words(said)))
+    named = title[2] if title is not None else ""
+    events += notes.notes(Section(head, named, (), pre, heads[0][0] if heads else len(lines), None,
+                                  has_words(named)))
     _walk(heads, matches, len(lines), notes, typed, events, naming.day)
     return result
 

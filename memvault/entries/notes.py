@@ -140,9 +140,9 @@ class NoteFile:
         n = self.seen[slugs] = self.seen.get(slugs, 0) + 1
         base = f"{self.key}#{slugs}" + (f"~{n}" if n > 1 else "")
         b, e = sec.start, sec.end
-        while b < e and not lines[b].strip():
+        while b < e and _blank(lines[b]):
             b += 1
-        while e > b and not lines[e - 1].strip():
+        while e > b and _blank(lines[e - 1]):
             e -= 1
         if b == e:  # a bare heading: its words are a note unless a section below carries them
             if sec.head is None or not sec.leaf:
@@ -216,6 +216,14 @@ class NoteFile:
             meta=meta.raw if first and meta else {},
             path=sec.path,
         )
+
+
+_RULE_RE = re.compile(r"^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$")
+
+
+def _blank(line: str) -> bool:
+    """Blank, or a thematic break (`---`, `***`): a section of rules alone says nothing."""
+    return not line.strip() or (line.lstrip()[:1] in "-*_" and _RULE_RE.match(line) is not None)
 
 
 def timed_items(lines: list[str], in_fence: list[bool], b: int, k: int) -> list[tuple[int, Clock]]:

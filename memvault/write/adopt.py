@@ -24,8 +24,9 @@ from typing import Any
 from memvault.check import hook as githook
 from memvault.check.runner import check_vault
 from memvault.config.core import CONFIG_NAME, Config, local_zone_name, parse_toml
+from memvault.derived_db import self_ignore
 from memvault.errors import MemvaultError, NotFoundError
-from memvault.fsio import DERIVED_DIR, atomic_write, rewrite
+from memvault.fsio import DERIVED_DIR, rewrite
 from memvault.gitio import fallback_identity, run_git
 from memvault.layout import LOG_DIR, MEMORY_FILE
 from memvault.parsed import ParsedVault
@@ -124,9 +125,8 @@ def _ignored(root: Path) -> bool:
 def _self_ignoring(root: Path) -> None:
     """`.memvault/.gitignore` with `*`: git ignores the derived folder whatever the person's
     own `.gitignore` says, and that file is not touched."""
-    marker = root / DERIVED_DIR / ".gitignore"
-    if not marker.exists():
-        atomic_write(marker, "# memvault's derived state (index, caches): rebuilt from the Markdown, never committed\n*\n")
+    (root / DERIVED_DIR).mkdir(exist_ok=True)
+    self_ignore(root / DERIVED_DIR)
 
 
 def _indexed(vault: ParsedVault) -> int:

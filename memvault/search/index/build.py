@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Protocol
 
+from memvault import derived_db
 from memvault.gcpause import no_gc
 from memvault.layout import iter_markdown
 from memvault.parsed import parser_fingerprint
@@ -52,6 +53,7 @@ def _build(index: Index, progress: Progress | None, note: str | None) -> UpdateR
     report = UpdateReport()
     paths = list(iter_markdown(vault.root, report.problems, selection=vault.selection))
     index.dir.mkdir(parents=True, exist_ok=True)
+    derived_db.self_ignore(vault.derived)
     tmp_db = index.dir / f".{index.backend}.db.tmp{os.getpid()}"
     tmp_dir = index.dir / f".{index.backend}.tmp{os.getpid()}"
     heal.remove_leftovers(index.dir)
