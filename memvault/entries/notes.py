@@ -70,6 +70,8 @@ HEAD_DATE_RE = re.compile(
     r"|(?P<cy>[0-9]{4})\u5e74(?P<cm>[0-9]{1,2})\u6708(?P<cd>[0-9]{1,2})\u65e5"
     r")"
 )
+# Four digits: every date above has a year, and most headings have none (a cheap first look).
+YEAR_RE = re.compile(r"[0-9]{4}")
 # A date and time a top-level list item starts with, as agents log (`2026-03-19T03:14:04.630Z`,
 # `2026-03-19 03:14`, `[2026-03-19 03:14:04 +01:00]`); `Z`, `UTC` or an offset gives its zone.
 STAMP_RE = re.compile(
@@ -150,7 +152,9 @@ def heading_when(text: str, latest: date | None = None) -> tuple[date | None, Cl
 
 def head_dates(text: str) -> list[tuple[date, int]]:
     """The real dates in a heading's text, each with where it ends, in order."""
-    out = []
+    out: list[tuple[date, int]] = []
+    if YEAR_RE.search(text) is None:
+        return out
     for m in HEAD_DATE_RE.finditer(text):
         if m["y"]:
             day = real_day(m["y"], m["m"], m["d"])
