@@ -112,7 +112,8 @@ def _clock(m: re.Match[str], text: str | None = None) -> Clock | None:
     it takes that of a range's end right after it in `text` (`9:18-10:00 PM` is 21:18)."""
     hh, mm, ss = int(m["h"]), int(m["m"]), int(m["s"] or 0)
     ap = m["ap"]
-    if ap is None and text is not None and text[m.end():m.end() + 1] in _RANGE_FIRST and 1 <= hh <= 12:
+    if ap is None and text is not None and 1 <= hh <= 12 and text.find(":", m.end(), m.end() + 12) > 0 \
+            and _range_next(text, m.end()):
         r = RANGE_END_RE.match(text, m.end())
         if r is not None and (end := _clock(r)) is not None:
             start = (hh % 12 + (12 if r["ap"][0] in "pP" else 0), mm, ss)
@@ -126,7 +127,13 @@ def _clock(m: re.Match[str], text: str | None = None) -> Clock | None:
     return (hh, mm, ss) if hh <= 23 and mm <= 59 and ss <= 59 else None
 
 
-_RANGE_FIRST = frozenset(" \t-\u2013\u2014tb")
+def _range_next(text: str, at: int) -> bool:
+    """A cheap look before `RANGE_END_RE`: a dash, `to` or `bis` follows `at`, after a space or not."""
+    c = text[at:at + 1]
+    if c in (" ", "\t"):
+        at += 1
+        c = text[at:at + 1]
+    return c in ("-", "\u2013", "\u2014") or text.startswith(("to", "bis"), at)
 
 
 def heading_when(text: str, latest: date | None = None) -> tuple[date | None, Clock | None]:
@@ -135,7 +142,7 @@ def heading_when(text: str, latest: date | None = None) -> tuple[date | None, Cl
     file's name says: a later one is a plan, not when it was written), and the time right after
     that date, else the time it starts with, else the first time in it."""
     day, clock = None, None
-    found = head_dates(text)
+    found = head_dates(text) if YEAR_RE.search(text) else None
     if found:
         day, end = found[0]
         if any(d != day for d, _ in found) or (latest is not None and day > latest):
@@ -153,8 +160,6 @@ def heading_when(text: str, latest: date | None = None) -> tuple[date | None, Cl
 def head_dates(text: str) -> list[tuple[date, int]]:
     """The real dates in a heading's text, each with where it ends, in order."""
     out: list[tuple[date, int]] = []
-    if YEAR_RE.search(text) is None:
-        return out
     for m in HEAD_DATE_RE.finditer(text):
         if m["y"]:
             day = real_day(m["y"], m["m"], m["d"])
@@ -345,10 +350,14 @@ def timed_items(lines: list[str], in_fence: list[bool], b: int, k: int, tz: tzin
         if m is None or m["indent"] or not m["text"]:
             continue
         text = m["text"]
-        clock = lead_clock(text)
+        if not (text[0].isdigit() or text[0] in "*_`[("):  # most items: neither a time nor a stamp
+            continue
+        t = LEAD_TIME_RE.match(text)
+        clock = _clock(t, text) if t is not None else None
         if clock is not None:
             out.append((i, clock, None, f"@{clock[0]:02d}:{clock[1]:02d}"))
-        elif tz is not None and (found := stamp(text, tz, latest)) is not None:
+        elif tz is not None and (text[0].isdigit() or text[1:2].isdigit() or text[2:3].isdigit()) \
+                and (found := stamp(text, tz, latest)) is not None:
             out.append((i, found[1], found[0], found[2]))
     return out
 
