@@ -2,8 +2,8 @@
 
 Whatever a daily log holds outside its `## HH:MM - Type` entries is memory too: a heading's
 section (to the next heading), the preamble before the first heading. Each becomes one note,
-or several: a section whose top-level list items start with a time (`- 14:30 did X`) is split
-at those items, each dated at its time; a part longer than `BOUND` characters is split along
+or several: a section whose top-level list items start with a time (`- 14:30 did X`) or an
+agent's timestamp (`- 2026-03-19T03:14:04Z …`) is split at those items, each dated at its time; a part longer than `BOUND` characters is split along
 its own blocks (list items, paragraphs, fenced code kept whole). Every note keeps its heading
 path. Ids are derived from the file's key, the slugs of the heading path and the position
 among equal paths, so they survive edits elsewhere. `docs/format.md` ("Notes") is normative.
