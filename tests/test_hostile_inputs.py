@@ -336,7 +336,9 @@ SEEDS: dict[str, tuple[str, ...]] = {
     "MARK_RE": ("**",), "BLOCK_ID_RE": (" ^a",), "TAG_RE": (" #a", " #1"), "HASHTAG_RE": (" #a",),
     "WIKILINK_RE": ("[[a",), "LINK_ALIAS_RE": ("[[a",), "FIELD_RE": ("tag:",), "URL_RE": ("#", "http"),
     "LOST_HEADING_RE": ("\n ##", "\n##1"), "NEGATION_RE": ("no",), "WORD_RE": ("a'",),
-    "HEAD_DATE_RE": ("**2026-01-01", "2026-01-01**"), "ANY_TIME_RE": ("(10:00", "10:00 "),
+    "HEAD_DATE_RE": ("**2026-01-01", "2026-01-01**", "Jan", "January 1", "1. Januar", "1.1.2026", "2026\u5e741\u6708"),
+    "ANY_TIME_RE": ("(10:00", "10:00 "), "RANGE_END_RE": (" - 10:00", "-10:00 ", " to "),
+    "STAMP_RE": ("2026-01-01T10:00", "[2026-01-01 10:00:00.", "2026-01-01 "), "YEAR_RE": ("1",),
     "PLACE_RE": ("memory/a.md#L1-", "a.md:1:"),
 }
 
