@@ -140,11 +140,12 @@ AGENT_LOG = """# Agent log
 def test_an_agent_logs_stamped_items_are_notes_at_their_own_time_in_the_vaults_zone():
     events, problems = parse(AGENT_LOG, "memory/agent-log.md", zone="Europe/Berlin", file_date=D(2026, 1, 5))
     assert stamps(events) == [
+        ("agent-log#_", "2026-01-05 00:00:00"),  # the file's title, dated like the file
         ("agent-log#decisions@2026-03-19T03:14", "2026-03-19 04:14:04"),
         ("agent-log#decisions@2026-03-19T03:14-2", "2026-03-19 04:14:40"),
         ("agent-log#decisions@2026-03-19T23:30", "2026-03-20 00:30:00"),  # UTC 23:30 is Berlin's next day
     ]
-    assert events[0].content.endswith("reason: one process, no server")
+    assert events[1].content.endswith("reason: one process, no server")
     assert events[-1].content.endswith("untimed follow-up of the disk check")
     assert problems == []
     # Ids say what is written: the vault's zone changes no id.
@@ -177,6 +178,7 @@ def test_real_workspace_headings_date_their_sections():
             "## \u665a\u4e0a\uff0820:30-21:00\uff09\n\u8bfb\u4e66\n")
     events, problems = parse(text, "memory/notes.md", file_date=D(2026, 2, 10))
     assert stamps(events) == [
+        ("notes#_", "2026-02-10 00:00:00"),  # the file's title, dated like the file
         ("notes#daily-log-2026-01-31-saturday", "2026-01-31 00:00:00"),
         ("notes#daily-log-2026-01-31-saturday/debugging-9-18-10-00-pm", "2026-01-31 21:18:00"),
         ("notes#session-2026-01-29-23-30-11-utc", "2026-01-29 23:30:11"),
