@@ -45,8 +45,8 @@ def test_dry_run_prints_the_diff_and_changes_nothing(week, runner):
     assert result.exit_code == 0, result.output
     assert "--- a/MEMORY.md\n+++ b/MEMORY.md" in result.output
     assert "-- Prefers dark mode (added 2026-02-10)" in result.output
-    assert "+- User prefers light mode, not dark mode (updated 2026-02-19, was: Prefers dark mode)" in result.output
-    assert re.search(r"budget: 820 \u2192 2,142 / 8,000 chars", result.output)
+    assert "+- User prefers light mode, not dark mode (added 2026-02-10) (updated 2026-02-19, was: Prefers dark mode)" in result.output
+    assert re.search(r"budget: 820 \u2192 2,161 / 8,000 chars", result.output)
     assert snapshot(week) == before
 
 
@@ -54,7 +54,7 @@ def test_yes_promotes_the_week(week, runner):
     result = curate(runner, "--yes", "--at", AT)
     assert result.exit_code == 0, result.output
     assert "7 added, 1 updated, 1 reconfirmed, 0 archived" in result.output
-    assert "budget: 820 \u2192 2,142 / 8,000 chars" in result.output
+    assert "budget: 820 \u2192 2,161 / 8,000 chars" in result.output
     assert (week / "MEMORY.md").read_text(encoding="utf-8") == EXPECTED.read_text(encoding="utf-8")
 
 
@@ -113,7 +113,7 @@ def test_second_run_proposes_nothing(week, runner):
     after = (week / "MEMORY.md").read_bytes()
     again = curate(runner, "--yes", "--at", AT)
     assert again.exit_code == 0 and again.output.startswith("nothing to curate")
-    assert "budget: 2,142 \u2192 2,142 / 8,000 chars" in again.output
+    assert "budget: 2,161 \u2192 2,161 / 8,000 chars" in again.output
     assert (week / "MEMORY.md").read_bytes() == after
     shutil.rmtree(week / ".memvault", ignore_errors=True)  # derived state is not what remembers
     later = json.loads(curate(runner, "--json", "--at", "2026-02-28 12:00").output)
@@ -202,9 +202,9 @@ def test_interactive_accept_skip_edit_quit(week, runner, editor):
     result = curate(runner, "--interactive", "--at", AT, input="y\nn\ne\ny\nq\n")
     assert result.exit_code == 0, result.output
     assert "(1/9) p1: update bullet ^pref-theme" in result.output
-    assert "budget: 820 \u2192 956 / 8,000 chars" in result.output  # with the curation marker
+    assert "budget: 820 \u2192 975 / 8,000 chars" in result.output  # with the curation marker
     text = (week / "MEMORY.md").read_text()
-    assert "- User prefers light mode, not dark mode (updated 2026-02-19" in text
+    assert "- User prefers light mode, not dark mode (added 2026-02-10) (updated 2026-02-19" in text
     assert "- Likes answers in English, even when asked in German\n" in text
     assert "- Decided: SQLite for the Atlas prototype (added 2026-02-17) (source: [[2026-02-17#09:30 - Decision]]) ^mv-e28759" in text
     assert "staging" not in text.lower()
@@ -352,7 +352,7 @@ def test_with_rewrites_and_merges(week, runner, monkeypatch, tmp_path):
     first = payload["candidates"][0]
     assert first["kind"] == "update" and first["entries"][0]["content"] == "User prefers light mode, not dark mode"
     text = (week / "MEMORY.md").read_text()
-    assert ("- Prefers light mode (updated 2026-02-19, was: dark mode) (source: [[2026-02-10#09:00 - Belief]], "
+    assert ("- Prefers light mode (added 2026-02-10) (updated 2026-02-19, was: dark mode) (source: [[2026-02-10#09:00 - Belief]], "
             "[[2026-02-19#16:00 - Correction]]) ^pref-theme\n") in text
     merged = [ln for ln in text.splitlines() if ln.startswith("- Atlas: SQLite prototype")]
     assert len(merged) == 1
@@ -366,7 +366,7 @@ def test_with_rewrites_and_merges(week, runner, monkeypatch, tmp_path):
 def test_with_output_goes_through_the_same_review(week, runner):
     result = curate(runner, "--with", fake(), "-i", "--at", AT, input="y\nq\n")
     assert "p1: update bullet ^pref-theme (line 9)  [rewritten by --with]" in result.output
-    assert "- Prefers light mode (updated 2026-02-19, was: dark mode)" in (week / "MEMORY.md").read_text()
+    assert "- Prefers light mode (added 2026-02-10) (updated 2026-02-19, was: dark mode)" in (week / "MEMORY.md").read_text()
 
 
 @pytest.mark.parametrize(("mode", "message"), [

@@ -39,7 +39,7 @@ def test_each_step_shows_the_proposal_its_place_and_the_budget_if_accepted(week)
     step = r.step
     assert step is not None and (step.number, step.total) == (1, 9)
     assert step.proposal.kind == "update" and step.proposal.bullet == "pref-theme" and step.editable
-    assert budget_line(step.budget) == "budget: 820 \u2192 956 / 8,000 chars"  # with the curation marker
+    assert budget_line(step.budget) == "budget: 820 \u2192 975 / 8,000 chars"  # with the curation marker
     assert step.draft() == "\n".join(step.proposal.lines) + "\n"
 
 
@@ -70,7 +70,7 @@ def test_accept_skip_edit_quit(week):
     assert result is not None and result["counts"] == {"add": 1, "update": 1, "reconfirm": 0, "archive": 0}
     assert result["curation_point_recorded"] is False  # skipped entries come back next time
     text = (week / "MEMORY.md").read_text()
-    assert "- User prefers light mode, not dark mode (updated 2026-02-19" in text
+    assert "- User prefers light mode, not dark mode (added 2026-02-10) (updated 2026-02-19" in text
     assert "- Decided: SQLite for the Atlas prototype; revisit at 10k users. (added 2026-02-17)" in text
     assert "- Likes answers in English, even when asked in German\n" in text
     assert "memvault: curated" not in text

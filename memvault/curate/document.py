@@ -246,6 +246,17 @@ def _before_block_id(line: str, insert: str) -> str:
     return f"{line.rstrip()} {insert}"
 
 
+def added_date(line: str) -> date | None:
+    """The bullet's `(added DATE)`: an update in place rewrites the text, not when it was learned."""
+    for ann in ANNOTATION_RE.finditer(line):
+        if ann["kind"].lower() == "added":
+            try:
+                return date.fromisoformat(ann["date"])
+            except ValueError:
+                return None
+    return None
+
+
 def bump_updated(line: str, when: date) -> str:
     """Set the bullet's `(updated DATE...)` to `when` (keeping `was:`), or add one."""
     for ann in ANNOTATION_RE.finditer(line):

@@ -18,6 +18,7 @@ from memvault.curate.document import (
     SOURCE_ANN_RE,
     MemoryDoc,
     add_sources,
+    added_date,
     bullet_prefix,
     bump_updated,
     cap_links,
@@ -96,7 +97,7 @@ def build_lines(p: Proposal, max_sources: int) -> tuple[str, ...]:
         return (render_bullet(p.text, added=p.day, links=links, block_id=p.block_id),)
     old = list(p.old)
     if p.kind == "update":
-        first = render_bullet(p.text, prefix=bullet_prefix(old[0]), updated=p.day, was=p.was)
+        first = render_bullet(p.text, prefix=bullet_prefix(old[0]), added=added_date(old[0]), updated=p.day, was=p.was)
         src = SOURCE_ANN_RE.search(old[0])
         if src is not None:
             first += " " + src.group(0)
@@ -161,7 +162,7 @@ def _proposal(t: Target, tl: Timeline, doc: MemoryDoc, s: Settings, taken: set[s
     ids = tuple(e.id for e in t.entries)
     days = [e.timestamp.date() for e in t.entries if e.timestamp is not None]
     day = max(days) if days else None
-    why = "; ".join(t.reasons)
+    why = "; ".join(dict.fromkeys(t.reasons))  # merged targets can give one reason twice
     cited = [e.location for e in t.entries if e.is_note]  # a note has no heading of its own to show
     if cited:
         why += f"; from {', '.join(cited)}"
@@ -186,5 +187,5 @@ def _proposal(t: Target, tl: Timeline, doc: MemoryDoc, s: Settings, taken: set[s
         p = replace(p, text=bullet_text(corr, s.max_chars), was=plain_text(old[0]), day=cday,
                     reason=f"corrects what the bullet says; {why}")
     elif t.kind == "reconfirm":
-        p = replace(p, reason=f"says again what the bullet says; {why}")
+        p = replace(p, reason=f"says again what the bullet says; {why}" if why else "says again what the bullet says")
     return replace(p, lines=build_lines(p, s.max_sources))

@@ -406,8 +406,8 @@ class _Selector:
             rep = self.sig(latest)
             best = max(bullet_ids, key=lambda b: (similarity(rep, self.bullet_sig[b], guard=False), -self.bullets[b].start))
             bullet = self.bullets[best]
-            why = merits or ["says what the bullet says"]
-            return Target("reconfirm", members, bullet.event.category or "", why, bullet)
+            # No merits of its own: proposals() says "says again what the bullet says".
+            return Target("reconfirm", members, bullet.event.category or "", merits, bullet)
         return Target("add", members, self.section_for(members), merits, None, latest)
 
     def _correction_target(self, members: list[Event]) -> tuple[Bullet, Event, str] | None:
