@@ -193,5 +193,18 @@ def tally(items: list[dict]) -> str:
     return text + (f", {notes} note{'' if notes == 1 else 's'}" if notes else "")
 
 
+def folded_sources(d: dict) -> str:
+    """`  sources: ID, ID`: the log entries folded under a bullet (`entries/folding.py`)."""
+    return f"  sources: {', '.join(d['folded'])}" if d.get("folded") else ""
+
+
+def folded_tally(items: list[dict]) -> str:
+    """` (+2 log entries shown as a bullet's sources; --all lists them)`, when any were folded."""
+    n = sum(len(d.get("folded", ())) for d in items)
+    if not n:
+        return ""
+    return f" (+{n} log entr{'y' if n == 1 else 'ies'} shown as a bullet's sources; --all lists them)"
+
+
 def is_tty() -> bool:
     return sys.stdout.isatty()

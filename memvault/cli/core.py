@@ -12,6 +12,8 @@ from memvault.cli._common import (
     FiniteFloatRange,
     cli,
     emit,
+    folded_sources,
+    folded_tally,
     json_option,
     open_vault,
     parse_when,
@@ -143,6 +145,8 @@ def _show_text(d: dict) -> str:
         lines.append("tags: " + ", ".join(d["tags"]))
     if d["sources"]:
         lines.append("sources: " + ", ".join(d["sources"]))
+    if d.get("cited_by"):  # the curated bullets that `list` and `search` show it under
+        lines.append("cited by: " + ", ".join(d["cited_by"]))
     lines.append(f"{d['file']}:{d['line']}")
     return "\n".join(lines)
 
@@ -156,14 +160,21 @@ def _show_text(d: dict) -> str:
 @json_option
 @click.pass_context
 def list_cmd(ctx, types, since, until, tags, include_all, as_json) -> None:
-    """List live entries, oldest first."""
+    """List live entries, oldest first.
+
+    A log entry that a curated bullet cites is shown once, as the bullet's sources;
+    `--all` and `--json` list both.
+    """
+    from memvault.entries.folding import fold_cited
+
     vault = open_vault(ctx)
     now = vault.now()  # live as of now, like search and `asof now`: a future-dated entry is not yet
     events = vault.entries(
         types=types, since=parse_when(vault, since), until=parse_when(vault, until, day_end=True),
         tags=tags, include_all=include_all, at=now,
     )
-    emit([vault.as_dict(e, now) for e in events], as_json, _list_text)
+    items = [vault.as_dict(e, now) for e in events]
+    emit(items if as_json or include_all else fold_cited(items), as_json, _list_text)
 
 
 def _list_text(items: list[dict]) -> str:
@@ -171,8 +182,9 @@ def _list_text(items: list[dict]) -> str:
     for d in items:
         status = "" if d["status"] == "live" else f" [{d['status']}" + (
             f" by {d['superseded_by']}]" if d["superseded_by"] else "]")
-        rows.append(f"{d['id']:<20} {d['type']:<11} {d['confidence']:.2f}  {short(d['content'], 60)}{status}")
-    rows.append(tally(items))
+        rows.append(f"{d['id']:<20} {d['type']:<11} {d['confidence']:.2f}  {short(d['content'], 60)}{status}"
+                    + folded_sources(d))
+    rows.append(tally(items) + folded_tally(items))
     return "\n".join(rows)
 
 

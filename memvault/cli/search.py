@@ -15,6 +15,7 @@ from memvault.cli._common import (
     cli,
     count,
     emit,
+    folded_sources,
     is_tty,
     json_option,
     open_vault,
@@ -42,8 +43,11 @@ MARK_RE = re.compile(r"\*\*(.+?)\*\*")
 def search(ctx, query, limit, types, tags, since, until, include_all, backend, as_json) -> None:
     """Search memories: words are OR-ed and ranked; "quoted phrases" must match.
 
-    Ranked by relevance, importance, recency and confidence (docs/search.md).
+    Ranked by relevance, importance, recency and confidence (docs/search.md). A log entry
+    that a curated bullet among the hits cites is shown once, as the bullet's sources;
+    `--all` and `--json` show both.
     """
+    from memvault.entries.folding import fold_cited
     from memvault.search.index import search_vault
 
     vault = open_vault(ctx)
@@ -52,7 +56,9 @@ def search(ctx, query, limit, types, tags, since, until, include_all, backend, a
         since=parse_when(vault, since), until=parse_when(vault, until, day_end=True),
         include_all=include_all,
     )
-    emit([h.to_dict() for h in hits], as_json, _hits_text, style=_bold_matches if is_tty() else None)
+    items = [h.to_dict() for h in hits]
+    emit(items if as_json or include_all else fold_cited(items), as_json, _hits_text,
+         style=_bold_matches if is_tty() else None)
 
 
 def _bold_matches(out: str) -> str:
@@ -72,7 +78,7 @@ def _hits_text(items: list[dict]) -> str:
         status = "" if d["status"] == "live" else f"  [{d['status']}" + (
             f" by {d['superseded_by']}]" if d["superseded_by"] else "]")
         nearby = "" if d.get("matched", True) else "  (found through nearby entries)"
-        head = f"{i:>2}. {d['score']:.3f}  {d['id']}  {d['type']}  {d['location']}{status}{nearby}"
+        head = f"{i:>2}. {d['score']:.3f}  {d['id']}  {d['type']}  {d['location']}{status}{nearby}{folded_sources(d)}"
         out.append(head)
         if d.get("path"):  # a note: the headings it is under
             out.append("    \u00a7 " + " \u203a ".join(d["path"]))

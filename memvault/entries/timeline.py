@@ -210,6 +210,10 @@ def _describe(result: RefResult, ref: str, what: str) -> str:
 class Timeline:
     """Events plus their resolved supersession graph; answers questions at a time T."""
 
+    # Who cites whom, built on first use; a class default because history's StateTimeline
+    # assembles itself without calling __init__.
+    _citations: tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]] | None = None
+
     def __init__(
         self,
         events: list[Event],
@@ -296,12 +300,35 @@ class Timeline:
 
     def _cited_by(self, curated: Event) -> set[str]:
         """Ids of the log entries a curated bullet names as its sources."""
-        cited: set[str] = set()
+        return set(self._cited_ids(curated))
+
+    def _cited_ids(self, curated: Event) -> list[str]:
+        """The ids a curated bullet's sources resolve to, in the order it names them."""
+        cited: dict[str, None] = {}
         for src in curated.sources:
             res = self.index.resolve(src if src.startswith("[[") else f"[[{src}]]")
-            if res.target is not None:
-                cited.add(res.target)
-        return cited
+            if res.target is not None and res.target != curated.id:
+                cited[res.target] = None
+        return list(cited)
+
+    def _cite_maps(self) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+        """(bullet id -> the entries it cites, entry id -> the bullets that cite it), built once."""
+        if self._citations is None:
+            cites = {ev.id: tuple(self._cited_ids(ev)) for ev in self.events if ev.kind == "curated" and ev.sources}
+            citers: dict[str, list[str]] = defaultdict(list)
+            for bullet, ids in cites.items():
+                for eid in ids:
+                    citers[eid].append(bullet)
+            self._citations = (cites, {eid: tuple(bs) for eid, bs in citers.items()})
+        return self._citations
+
+    def source_ids(self, event: Event) -> tuple[str, ...]:
+        """The entries a curated bullet cites as its sources (none for a log entry)."""
+        return self._cite_maps()[0].get(event.id, ())
+
+    def cited_by(self, event: Event) -> tuple[str, ...]:
+        """The curated bullets that cite this entry as a source, whatever their status."""
+        return self._cite_maps()[1].get(event.id, ())
 
     # -- the rule ---------------------------------------------------------------------
 
@@ -385,6 +412,8 @@ class Timeline:
             "updated": iso(event.updated),
             "previous": event.previous,
             "sources": list(event.sources),
+            "source_ids": list(self.source_ids(event)),
+            "cited_by": list(self.cited_by(event)),
             "reconfirms": list(self.reconfirms_of.get(event.id, ())) if event.reconfirms else [],
             "reconfirms_ref": list(event.reconfirms),
             "reconfirmed_by": self.reconfirmers_at(event, when),
