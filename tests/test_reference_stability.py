@@ -79,7 +79,7 @@ refs = st.one_of(
     st.sampled_from(SUBJECTS),
     st.builds(lambda d, t: f"{d}T{t}", st.sampled_from(DAYS), st.sampled_from(TIMES)),
     st.builds(lambda d, t: f"[[{d}#{t}]]", st.sampled_from(DAYS), st.sampled_from(TIMES)),
-    st.sampled_from(["^fri", "custom-1", "something nobody wrote"]),
+    st.sampled_from(["^fri", "custom-1", "something nobody wrote", "^mv-000001", "[[MEMORY#^mv-000002]]"]),
 )
 
 entries = st.tuples(
@@ -90,7 +90,10 @@ entries = st.tuples(
 )
 
 
-def _write(root: Path, items: list[tuple]) -> None:
+def _write(root: Path, items: list[tuple], bullets: list[str]) -> None:
+    if bullets:  # a MEMORY.md curated before, whose bullets references name by block
+        lines = [f"- {text} (added 2026-05-01) ^mv-{i:06d}" for i, text in enumerate(bullets, 1)]
+        (root / "MEMORY.md").write_text("# Long-Term Memory\n\n## Notes\n" + "\n".join(lines) + "\n")
     by_day: dict[str, list[tuple]] = {}
     for item in items:
         by_day.setdefault(item[0], []).append(item)
@@ -118,12 +121,14 @@ def _answers(root: Path) -> dict[tuple[str, int, str], tuple[str | None, tuple[s
     return out
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(items=st.lists(entries, min_size=1, max_size=9), curate_twice=st.booleans())
-def test_curate_never_changes_what_a_reference_resolves_to(items, curate_twice):
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(items=st.lists(entries, min_size=1, max_size=9), curate_twice=st.booleans(),
+       bullets=st.lists(st.builds(lambda lead, s: f"{lead} {s}", st.sampled_from(["User wants", "Wir nutzen"]),
+                                  st.sampled_from(SUBJECTS)), max_size=3))
+def test_curate_never_changes_what_a_reference_resolves_to(items, curate_twice, bullets):
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        _write(root, items)
+        _write(root, items, bullets)
         before = _answers(root)
         for at in [datetime(2026, 5, 7, 12, tzinfo=UTC)] + ([datetime(2026, 5, 9, tzinfo=UTC)] if curate_twice else []):
             vault = Vault.open(root)

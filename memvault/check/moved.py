@@ -22,7 +22,7 @@ from memvault.check.registry import problem
 from memvault.check.sourcefile import SourceFile, load_source
 from memvault.check.sources import GitIndex, HeadView
 from memvault.config.core import Config
-from memvault.entries.markdown import link_parts
+from memvault.entries.markdown import link_parts, page_of
 from memvault.entries.model import Event, Problem
 from memvault.entries.timeline import DATE_RE, ID_SPACE_RE, LINK_RE, WORD_RE, Timeline, _stems
 from memvault.gitio import run_git
@@ -83,9 +83,8 @@ def _differing(old: list[Event], new: list[Event]) -> list[Event]:
 
 def _holder_files(index: GitIndex, changed: set[str], diff: list[Event]) -> list[str]:
     """Unchanged files holding a reference that one of the differing entries could answer."""
-    days = {d for e in diff if (d := _day(e))}
-    return sorted({rel for rel, ref in _reference_lines(index)
-                   if rel not in changed and _reaches(ref, diff, days)})
+    reach = _Reach(diff)
+    return sorted({rel for rel, ref in _reference_lines(index) if rel not in changed and reach.could(ref)})
 
 
 def _reference_lines(index: GitIndex) -> list[tuple[str, str]]:
@@ -110,40 +109,50 @@ def _day(ev: Event) -> str | None:
     return ev.file.rsplit("/", 1)[-1][:10] if ev.kind == "log" and ev.timestamp is not None else None
 
 
-def _reaches(ref: str, diff: list[Event], days: set[str]) -> bool:
-    """Could `ref`'s answer change when the `diff` entries come or go? (Conservative.)"""
-    ids = {e.id.lower() for e in diff}
-    low = ref.strip().lower()
-    if low in ids:
-        return True
-    m = ID_SPACE_RE.match(ref.strip())
-    if m:  # an id by its time: only that id answers it (EventIndex.resolve)
-        return f"{m[1]}t{int(m[2].split(':')[0]):02d}:{m[2].split(':')[1]}{m[3] or ''}" in ids
-    link = LINK_RE.match(ref.strip())
-    if link:
-        page, anchor = link_parts(link[1])
-        return page in days or page == "MEMORY" or any(anchor[1:] in e.block_ids for e in diff)
-    if low.startswith("^"):
-        return any(low[1:] in {b.lower() for b in e.block_ids} for e in diff)
-    date = DATE_RE.search(ref)
-    if date:
-        return date[1] in days
-    keys = _keys(ref)
-    types = {w.lower().rstrip("s") for w in WORD_RE.findall(ref)} & TYPE_WORDS
-    if not keys:
-        return True
-    for e in diff:
-        if e.is_note:
-            continue
-        if e.type in types or 2 * len(keys & _stems(f"{e.title} {e.content}")) >= len(keys):
+class _Reach:
+    """What the differing entries can answer, computed once: ids, days, blocks, pages, types
+    and words; `could(ref)` says whether `ref`'s answer may change (conservative)."""
+
+    def __init__(self, diff: list[Event]):
+        self.ids = {e.id.lower() for e in diff}
+        self.days = {d for e in diff if (d := _day(e))}
+        self.blocks = {b.lower() for e in diff for b in e.block_ids}
+        self.pages = {page_of(e.file) for e in diff}
+        described = [e for e in diff if not e.is_note]  # notes are never what a description means
+        self.types = {e.type for e in described}
+        self.stems = [_stems(f"{e.title} {e.content}") for e in described]
+
+    def could(self, ref: str) -> bool:
+        ref = ref.strip()
+        low = ref.lower()
+        if low in self.ids:
             return True
-    return False
+        m = ID_SPACE_RE.match(ref)
+        if m:  # an id by its time: only that id answers it (EventIndex.resolve)
+            return f"{m[1]}t{int(m[2].split(':')[0]):02d}:{m[2].split(':')[1]}{m[3] or ''}" in self.ids
+        link = LINK_RE.match(ref)
+        if link:
+            page, anchor = link_parts(link[1])
+            if anchor.startswith("^"):
+                return anchor[1:].lower() in self.blocks
+            return page in self.days or page in self.pages
+        if low.startswith("^"):
+            return low[1:] in self.blocks
+        date = DATE_RE.search(ref)
+        if date:
+            return date[1] in self.days
+        keys = _keys(ref)
+        if not keys:
+            return True  # a description of stopwords matches by type alone
+        if {w.lower().rstrip("s") for w in WORD_RE.findall(ref)} & self.types:
+            return True  # the first (or last) entry of a named type changes the pool
+        return any(2 * len(keys & got) >= len(keys) for got in self.stems)
 
 
 def _answers(loader: ContextLoader, focus: list[SourceFile], config: Config,
              diff: list[Event]) -> dict[tuple[str, int, str, str], tuple[Event, str]]:
     """(file, line, kind, ref) -> what each reference of the focus files resolves to."""
-    days = {d for e in diff if (d := _day(e))}
+    reach = _Reach(diff)
     context = loader.load(focus)
     tl = Timeline([e for f in focus + context for e in f.parsed.events], config)
     out = {}
@@ -153,7 +162,7 @@ def _answers(loader: ContextLoader, focus: list[SourceFile], config: Config,
                 continue
             pairs = ([("Supersedes", ev.supersedes)] if ev.supersedes else []) + [("Reconfirms", r) for r in ev.reconfirms]
             for word, ref in pairs:
-                if _reaches(ref, diff, days):
+                if reach.could(ref):
                     out[(ev.file, ev.line, word, ref)] = (ev, _outcome(tl, ref, ev))
     return out
 
