@@ -16,6 +16,7 @@ in the index is reported at its line.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from memvault.check.context import ContextLoader, _keys
 from memvault.check.registry import problem
@@ -32,8 +33,9 @@ REF_TEXT_RE = re.compile(REF_LINE_RE.pattern.decode(), re.I)
 TYPE_WORDS = {"belief", "decision", "observation", "correction"}
 
 
-def moved_references(index: GitIndex, config: Config) -> list[Problem]:
-    """MV019 problems for references in unchanged files that the staged change moves."""
+def moved_references(index: GitIndex, config: Config, judged: Sequence[SourceFile] = ()) -> list[Problem]:
+    """MV019 problems for references in unchanged files that the staged change moves;
+    `judged` are staged files the caller has parsed already (they are not parsed again)."""
     if not run_git(["rev-parse", "--verify", "-q", "HEAD"], index.root, check=False).ok:
         return []  # the first commit: nothing was committed that could move
     out = index._git("diff", "--cached", "--name-only", "--no-renames", "-z", "--relative")
@@ -43,8 +45,10 @@ def moved_references(index: GitIndex, config: Config) -> list[Problem]:
     all_paths = index.paths()
     head = HeadView(index, changed, all_paths)
     present = set(all_paths)
-    now_raw = index.read([p for p in changed if p in present])
-    diff = _differing(_events(head.head, index, config), _events(now_raw, index, config))
+    parsed = {f.path: f for f in judged if f.path in head.changed}
+    now_raw = index.read([p for p in changed if p in present and p not in parsed])
+    staged = _events(now_raw, index, config) + [e for f in parsed.values() for e in f.parsed.events]
+    diff = _differing(_events(head.head, index, config), staged)
     if not diff:
         return []
     holders = _holder_files(index, set(changed), diff)

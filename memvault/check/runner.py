@@ -70,7 +70,7 @@ def _staged(vault: ParsedVault, now: datetime, changed_lines: bool | None) -> Ch
             report.excused = len(report.problems) - len(kept)
             report.problems = kept
     if "MV019" not in disabled_codes(config):  # never excused: the holder's lines did not change
-        moved = moved_references(index, config)
+        moved = moved_references(index, config, judged)
         report.problems = sorted(report.problems + moved, key=lambda p: (p.path, p.line, p.col, p.code))
     return report
 
