@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from functools import cached_property
 
 from memvault.check.sourcefile import SourceFile, load_source
-from memvault.check.sources import GitIndex, WorkingTree
+from memvault.check.sources import GitIndex, HeadView, WorkingTree
 from memvault.config.core import Config
 from memvault.entries.daily import log_date
 from memvault.entries.markdown import link_parts
@@ -44,7 +44,7 @@ MAX_CHAIN_ROUNDS = 25
 class ContextLoader:
     """Finds and loads the files that the focus files' references need, and nothing else."""
 
-    def __init__(self, source: WorkingTree | GitIndex, all_paths: list[str], config: Config):
+    def __init__(self, source: WorkingTree | GitIndex | HeadView, all_paths: list[str], config: Config):
         self.source, self.all_paths, self.config = source, all_paths, config
         self.by_date = by_day(all_paths)  # looked up by date only: a day's own file, topics, archive
         self.all_paths_set = set(all_paths)
@@ -168,6 +168,7 @@ class ContextLoader:
     def _typed_loaded(self, words: set[str], source: Event) -> bool:
         return any(
             e.type in words and e is not source and _earlier(e, source)
+            and not (source.kind == "log" and e.kind == "curated")  # as EventIndex._resolve_text
             for f in self.loaded.values() for e in f.parsed.events
         )
 

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from memvault.check.changed import judge_mode, keep_changed, staged_changes
 from memvault.check.context import ContextLoader
+from memvault.check.moved import moved_references
 from memvault.check.registry import disabled_codes, memory_budget
 from memvault.check.report import CheckReport
 from memvault.check.rules import run_rules
@@ -68,6 +69,9 @@ def _staged(vault: ParsedVault, now: datetime, changed_lines: bool | None) -> Ch
             kept = keep_changed(report.problems, staged_changes(vault.root), judged)
             report.excused = len(report.problems) - len(kept)
             report.problems = kept
+    if "MV019" not in disabled_codes(config):  # never excused: the holder's lines did not change
+        moved = moved_references(index, config, judged)
+        report.problems = sorted(report.problems + moved, key=lambda p: (p.path, p.line, p.col, p.code))
     return report
 
 

@@ -1,6 +1,7 @@
 """Where a check reads the vault's files from: the working tree, or git's index (`--staged`).
 
-Both answer the same questions (`paths`, `read`, `grep`), so the runner and the context
+`HeadView` is the index with the staged files as HEAD has them (MV019, moved.py). All
+answer the same questions (`paths`, `read`, `grep`), so the runner and the context
 loader do not care which one they have.
 """
 
@@ -170,6 +171,33 @@ class GitIndex:
         chosen = self.selection.selects
         hits = {p: f for p, f in found.items() if p not in self.dirty and chosen(p)}
         hits.update(_contains(self.read(sorted(p for p in self.dirty if chosen(p))), needles))
+        return hits
+
+
+class HeadView:
+    """The vault as committed in HEAD, answering as `GitIndex` does: the staged files (and
+    deleted ones) from HEAD's blobs, every other file as the index has it (the same bytes)."""
+
+    def __init__(self, index: GitIndex, changed: list[str], index_paths: list[str]):
+        self.index, self.changed = index, set(changed)
+        self.dates = index.dates
+        blobs = read_batch(index.root, [f"HEAD:{index.prefix}{p}" for p in changed])
+        self.head = dict(zip(changed, blobs, strict=True))
+        kept = [p for p in index_paths if p not in self.changed]
+        self._paths = sorted(kept + [p for p, raw in self.head.items() if raw is not None])
+
+    def paths(self) -> list[str]:
+        return list(self._paths)
+
+    def read(self, paths: Iterable[str]) -> dict[str, bytes | None]:
+        paths = list(paths)
+        out = self.index.read([p for p in paths if p not in self.changed])
+        out.update({p: self.head[p] for p in paths if p in self.changed})
+        return {p: out[p] for p in paths}
+
+    def grep(self, needles: set[str]) -> dict[str, set[str]]:
+        hits = {p: f for p, f in self.index.grep(needles).items() if p not in self.changed}
+        hits.update(_contains({p: raw for p, raw in self.head.items() if raw is not None}, needles))
         return hits
 
 

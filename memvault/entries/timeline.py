@@ -147,8 +147,13 @@ class EventIndex:
         keys = {stem(w) for w in words if w not in STOPWORDS and w.rstrip("s") not in type_words}
         pool = self.by_date.get(date_m[1], []) if date_m else self._all_events(source)
         # Notes are never what a description means: adding them must not change an answer.
+        # Nor are MEMORY.md bullets for a description a daily log holds: curate writes bullets
+        # from log entries, and a new bullet must never steal or blur what a log's reference
+        # means (a corrected belief would come back to life). Ids and links still name bullets.
         if source is not None:
-            pool = [e for e in pool if e is not source and not e.is_note and _before(e, source)]
+            log_only = source.kind == "log"
+            pool = [e for e in pool if e is not source and not e.is_note and _before(e, source)
+                    and not (log_only and e.kind == "curated")]
         else:
             pool = [e for e in pool if not e.is_note]
         if type_words:
