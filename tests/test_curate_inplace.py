@@ -33,7 +33,7 @@ def test_a_correction_rewrites_the_bullet_and_keeps_when_it_was_learned(vault_di
     vault_with(vault_dir, "# Long-Term Memory\n\n## User Preferences\n"
                "- Jörg möchte den Wochenbericht freitags per Mail (added 2026-11-02) ^weekly\n",
                {"2026-11-30": "## 11:00 - Correction\nJörg möchte den Wochenbericht jetzt montags im Chat\n"
-                              "Supersedes: Wochenbericht freitags\n"})
+                              "Supersedes: weekly\n"})  # a bullet is named by its id (docs/format.md, References)
     result = curate(runner, "--yes", "--at", AT)
     assert result.exit_code == 0, result.output
     assert "1 updated" in result.output
