@@ -37,12 +37,16 @@ MARK_RE = re.compile(r"\*\*(.+?)\*\*")
 @click.option("--until", type=TIME, help="Entries at or before this time.")
 @click.option("--all", "include_all", is_flag=True, help="Include superseded and expired entries.")
 @click.option("--backend", help=BACKEND_HELP)
+@click.option("--record/--no-record", default=None,
+              help="Count the first hits ([search] record_top, 3) as recalled: you use them. "
+                   "Default: [search] record in memvault.toml (false).")
 @json_option
 @click.pass_context
-def search(ctx, query, limit, types, tags, since, until, include_all, backend, as_json) -> None:
+def search(ctx, query, limit, types, tags, since, until, include_all, backend, record, as_json) -> None:
     """Search memories: words are OR-ed and ranked; "quoted phrases" must match.
 
-    Ranked by relevance, importance, recency and confidence (docs/search.md).
+    Ranked by relevance, importance, recency and confidence (docs/search.md). A search changes
+    nothing unless --record: then its first hits count as recalled (recency, curate).
     """
     from memvault.search.index import search_vault
 
@@ -50,7 +54,7 @@ def search(ctx, query, limit, types, tags, since, until, include_all, backend, a
     hits = search_vault(
         vault, " ".join(query), backend=backend, limit=limit, types=types, tags=tags,
         since=parse_when(vault, since), until=parse_when(vault, until, day_end=True),
-        include_all=include_all,
+        include_all=include_all, record_access=record,
     )
     emit([h.to_dict() for h in hits], as_json, _hits_text, style=_bold_matches if is_tty() else None)
 
