@@ -6,8 +6,8 @@
 
 Converts the conversations with ../shared/bench/locomo/locomo_to_vault.py into a temporary
 folder (the data is CC BY-NC and never enters this repository), searches every question in
-its conversation's vault (top 20, access recording off so questions do not influence each
-other), writes conv<i>/results.jsonl and prints the scorer's table.
+its conversation's vault (top 20, with the defaults: a search records no recall, so questions
+do not influence each other), writes conv<i>/results.jsonl and prints the scorer's table.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def search_conv(conv: Path, backend: str, use_cli: bool, k: int) -> tuple[int, f
                 )
                 hits = [h["id"] for h in json.loads(proc.stdout)]
             else:
-                hits = [h.id for h in index.search(q["question"], limit=k, record_access=False)]
+                hits = [h.id for h in index.search(q["question"], limit=k)]
             rows.append(json.dumps({"qid": q["qid"], "hits": hits}))
     (conv / "results.jsonl").write_text("\n".join(rows) + "\n")
     return len(questions), time.perf_counter() - started

@@ -23,6 +23,17 @@ class Vault(ParsedVault):
     """A memory vault on disk. Parsed lazily; re-open to see later edits; `close()` or `with`
     releases the caches and git processes time travel opened."""
 
+    def show(self, ref: str, *, record: bool = True) -> dict[str, Any]:
+        """The entry `ref` names (an id, its start or a printed place), as `memvault show`
+        prints it. Fetching an entry is a recall: it counts one access (recency and curate's
+        recall counts, memvault/search/access.py) unless `record` is False."""
+        from memvault.search import access
+
+        event = self.find(ref)
+        if record:
+            access.record(self.root, [event.id])
+        return self.as_dict(event, self.now())
+
     # -- time travel (memvault/history/; T may be a datetime, a time string or a git revision)
 
     @cached_property

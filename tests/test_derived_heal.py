@@ -227,11 +227,11 @@ def test_whoosh_store_with_random_bytes_is_rebuilt(vault, runner):
 
 
 def test_access_counts_with_random_bytes_are_started_anew(vault, runner):
-    assert run(runner, "search", "alpha").exit_code == 0
+    assert run(runner, "search", "--record", "alpha").exit_code == 0
     access = vault / ".memvault" / "access.sqlite"
-    run(runner, "search", "alpha")  # some counts, then the file is damaged
+    run(runner, "search", "--record", "alpha")  # some counts, then the file is damaged
     scribble(access, skip_pages=0)
-    got = run(runner, "search", "alpha")
+    got = run(runner, "search", "--record", "alpha")
     assert got.exit_code == 0 and len(ids(got.stdout)) == 10, got.output
     assert "access counts" in got.stderr
     assert quick_check(access) == "ok"

@@ -266,9 +266,10 @@ def test_search_records_access(vault, backend):
     with open_index(vault, backend) as index:
         index.update()
         search(index, "walrus")
+        index.search("walrus")  # a plain search is no recall ([search] record = false)
         assert access.stats(vault.root) == {}
-        index.search("walrus")
-        index.search("walrus")
+        index.search("walrus", record_access=True)
+        index.search("walrus", record_access=True)
         assert access.stats(vault.root)["2026-02-14T10:00"].count == 2
         # a recent access makes an old entry recent again
         assert index.search("walrus", record_access=False)[0].recency > 0.99

@@ -33,6 +33,8 @@ def test_search_json_builds_the_index_and_records_access(vault_dir, runner):
     assert "**Friday**" in hit["snippet"] and hit["superseded_by"] is None
     with open_index(vault) as index:
         assert index.status().events_indexed == 3
+    assert access.stats(vault.root) == {}  # searching records nothing by default
+    assert runner.invoke(cli, ["search", "--record", "friday", "updates"]).exit_code == 0
     assert access.stats(vault.root)["2026-02-21T16:00"].count == 1
 
 
@@ -139,7 +141,7 @@ def test_neighbour_only_hits_are_marked_and_not_counted_as_recalled(runner, vaul
     (vault_dir / "memory").mkdir()
     (vault_dir / "memory" / "2026-11-29.md").write_text(
         "# 2026-11-29\n\n## 10:00 - Decision\nSwitch Atlas to SQLite\n\n## 10:05 - Observation\nThe coffee machine is broken\n")
-    result = runner.invoke(cli, ["search", "SQLite", "--json"])
+    result = runner.invoke(cli, ["search", "SQLite", "--json", "--record"])
     assert result.exit_code == 0, result.output
     hits = {h["id"]: h for h in json.loads(result.output)}
     assert hits["2026-11-29T10:00"]["matched"] is True

@@ -115,17 +115,17 @@ def log(ctx, text, etype, at, supersedes, reconfirms, confidence, importance, ta
 
 @cli.command()
 @click.argument("event_id")
+@click.option("--no-record", is_flag=True, help="Do not count this as a recall (recency, curate's recall counts).")
 @json_option
 @click.pass_context
-def show(ctx, event_id: str, as_json: bool) -> None:
+def show(ctx, event_id: str, no_record: bool, as_json: bool) -> None:
     """Show one entry with its metadata and supersession links.
 
     EVENT_ID is an id, the start of one, or a place as search and check print it:
-    memory/2026-02-01.md#L12-L14 or memory/2026-02-01.md:12.
+    memory/2026-02-01.md#L12-L14 or memory/2026-02-01.md:12. Showing an entry counts as
+    recalling it (docs/search.md, "Recalls").
     """
-    vault = open_vault(ctx)
-    data = vault.as_dict(vault.find(event_id), vault.now())
-    emit(data, as_json, _show_text)
+    emit(open_vault(ctx).show(event_id, record=not no_record), as_json, _show_text)
 
 
 def _show_text(d: dict) -> str:

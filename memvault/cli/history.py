@@ -38,7 +38,8 @@ def asof(ctx, when: str, query: tuple[str, ...], recorded: bool, limit: int | No
 
 
 def _asof_text(items: list[dict]) -> str:
-    rows = [f"{d['id']:<20} {d['type']:<11} {d['confidence']:.2f}  {short(d['content'], 60)}" for d in items]
+    rows = [f"{d['id']:<20} {d['type']:<11} {d['confidence']:.2f}  {short(d['content'], 60)}"
+            + ("" if d.get("matched", True) else "  (found through nearby entries)") for d in items]
     rows.append(tally(items))
     return "\n".join(rows)
 

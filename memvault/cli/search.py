@@ -38,14 +38,18 @@ MARK_RE = re.compile(r"\*\*(.+?)\*\*")
 @click.option("--until", type=TIME, help="Entries at or before this time.")
 @click.option("--all", "include_all", is_flag=True, help="Include superseded and expired entries.")
 @click.option("--backend", help=BACKEND_HELP)
+@click.option("--record/--no-record", default=None,
+              help="Count the first hits ([search] record_top, 3) as recalled: you use them. "
+                   "Default: [search] record in memvault.toml (false).")
 @json_option
 @click.pass_context
-def search(ctx, query, limit, types, tags, since, until, include_all, backend, as_json) -> None:
+def search(ctx, query, limit, types, tags, since, until, include_all, backend, record, as_json) -> None:
     """Search memories: words are OR-ed and ranked; "quoted phrases" must match.
 
     Ranked by relevance, importance, recency and confidence (docs/search.md). A log entry
     that a curated bullet among the hits cites is shown once, as the bullet's sources;
-    `--all` and `--json` show both.
+    `--all` and `--json` show both. A search changes nothing unless --record: then its
+    first hits count as recalled (recency, curate).
     """
     from memvault.entries.folding import fold_cited
     from memvault.search.index import search_vault
@@ -54,7 +58,7 @@ def search(ctx, query, limit, types, tags, since, until, include_all, backend, a
     hits = search_vault(
         vault, " ".join(query), backend=backend, limit=limit, types=types, tags=tags,
         since=parse_when(vault, since), until=parse_when(vault, until, day_end=True),
-        include_all=include_all,
+        include_all=include_all, record_access=record,
     )
     items = [h.to_dict() for h in hits]
     emit(items if as_json or include_all else fold_cited(items), as_json, _hits_text,

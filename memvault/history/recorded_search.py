@@ -285,5 +285,5 @@ def parts(hit: Hit) -> dict[str, Any]:
             "relevance": round(hit.relevance, 6), "importance": round(hit.importance, 6),
             "recency": round(hit.recency, 6), "confidence": round(hit.confidence, 6),
         },
-        "snippet": hit.snippet,
+        "snippet": hit.snippet, "matched": hit.matched,
     }

@@ -1,8 +1,12 @@
-"""Reading a memory counts: access counts and last-access times, kept as derived state.
+"""Recalling a memory counts: access counts and last-access times, kept as derived state.
 
-Search records which entries it returned; curate and ranking read the counts. This lives in
-`.memvault/access.sqlite`, never in the Markdown, and losing it only forgets the counts: a
-damaged file is deleted and started anew (derived_db), never a failing search.
+A recall is an entry someone fetched (`memvault show`) or one of the first `[search]
+record_top` hits of a search whose caller says it uses them (`search --record`, or `[search]
+record = true`); a plain search records nothing, so searching never changes what later searches
+find (docs/search.md, "Recalls"). Curate and ranking (recency counts from the last recall)
+read the counts. This lives in `.memvault/access.sqlite`, never in the Markdown, and losing it
+only forgets the counts: a damaged file is deleted and started anew (derived_db), never a
+failing search.
 """
 
 from __future__ import annotations
@@ -14,7 +18,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memvault import derived_db
+from memvault.config.core import Config
 from memvault.fsio import DERIVED_DIR
+from memvault.search.hits import Hit
+from memvault.search.textproc import Query
+from memvault.search.weights import SEARCH_DEFAULTS
 from memvault.sqlutil import in_chunks
 
 FILE = "access.sqlite"
@@ -35,6 +43,16 @@ def _setup(conn: sqlite3.Connection) -> None:
 
 def _connect(root: Path) -> sqlite3.Connection:
     return derived_db.connect(Path(root) / DERIVED_DIR / FILE, _setup, what="the access counts", timeout=10)
+
+
+def search_recalls(config: Config, query: Query, hits: list[Hit], record: bool | None = None) -> list[str]:
+    """The ids a search counts as recalled: none unless `record` (None: `[search] record`);
+    then the first `[search] record_top` hits that match the query themselves (not only
+    through their neighbours), and none for a query without a content word (`the of and`)."""
+    settings = config.section("search", SEARCH_DEFAULTS)
+    if not (settings["record"] if record is None else record) or not query.content:
+        return []
+    return [h.id for h in hits[: settings["record_top"]] if h.matched]
 
 
 def record(root: Path, ids: Iterable[str], at: datetime | None = None) -> None:

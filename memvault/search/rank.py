@@ -73,7 +73,7 @@ def rank_candidates(
     if best <= 0:
         return []
     rel = {i: s / best for i, s in raw.items()}
-    _inherit_relevance(rel, timeline, at)
+    heirs = _inherit_relevance(rel, timeline, at)
     hits = []
     for eid, relevance in rel.items():
         ev = timeline.by_id.get(eid)
@@ -84,10 +84,9 @@ def rank_candidates(
             continue
         hits.append(_hit(ev, relevance, status, timeline, at, weights, access or {}))
     hits.sort(key=lambda h: (-h.score, -(h.timestamp.timestamp() if h.timestamp else 0), h.id))
-    shown = _after_superseders(hits)[:limit]
+    shown = _after_superseders(_matches_first(hits, query, timeline, heirs, limit))[:limit]
     for h in shown:  # only for what is shown: snippets were half the cost of a search
         h.snippet = snippet(h.content or h.title, query.all_terms)
-        h.matched = own_match(h.event, query.all_terms) if h.event is not None else True
         if h.event is not None:
             h.entry = timeline.to_dict(h.event, at)
     return shown
@@ -100,8 +99,43 @@ def own_match(event: Event, terms: set[str]) -> bool:
     return any(terms.intersection(ts) for _, _, ts in iter_words(text))
 
 
-def _inherit_relevance(rel: dict[str, float], timeline: Timeline, at: datetime) -> None:
-    """A superseder is at least as relevant as what it supersedes (along the chain)."""
+def _matches_first(hits: list[Hit], query: Query, timeline: Timeline, heirs: Mapping[str, str],
+                   limit: int) -> list[Hit]:
+    """The best `limit` hits that match the query, then those found only through their
+    neighbours (context may fill the tail, never push a match down). A superseder that took
+    its relevance from a matching entry matches too. Sets `matched` on the hits it looks at:
+    it stops once `limit` matches are found (an entry below them cannot be shown)."""
+    terms = query.all_terms
+    own: dict[str, bool] = {}
+
+    def matches(eid: str) -> bool:
+        seen = set()
+        while eid not in seen:
+            seen.add(eid)
+            if eid not in own:
+                ev = timeline.by_id.get(eid)
+                own[eid] = ev is not None and own_match(ev, terms)
+            if own[eid]:
+                return True
+            if eid not in heirs:
+                return False
+            eid = heirs[eid]
+        return False
+
+    matched: list[Hit] = []
+    nearby: list[Hit] = []
+    for h in hits:
+        if len(matched) >= limit:
+            break
+        h.matched = matches(h.id)
+        (matched if h.matched else nearby).append(h)
+    return matched + nearby
+
+
+def _inherit_relevance(rel: dict[str, float], timeline: Timeline, at: datetime) -> dict[str, str]:
+    """A superseder is at least as relevant as what it supersedes (along the chain). Returns,
+    for each entry whose relevance was raised, the entry it took it from."""
+    heirs: dict[str, str] = {}
     for eid in list(rel):
         node, seen = eid, {eid}
         while True:
@@ -110,8 +144,11 @@ def _inherit_relevance(rel: dict[str, float], timeline: Timeline, at: datetime) 
             if nxt is None or nxt in seen:
                 break
             seen.add(nxt)
-            rel[nxt] = max(rel.get(nxt, 0.0), rel[eid])
+            if rel[eid] > rel.get(nxt, 0.0):
+                rel[nxt] = rel[eid]
+                heirs[nxt] = eid
             node = nxt
+    return heirs
 
 
 def _hit(ev: Event, relevance: float, status: str, timeline: Timeline, at: datetime, w: Weights,

@@ -152,6 +152,7 @@ class Query:
     compounds: list[tuple[str, ...]] = field(default_factory=list)
     types: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
+    content: bool = False  # it holds a word that is no stopword (a tag or type counts)
 
     @property
     def empty(self) -> bool:
@@ -184,6 +185,7 @@ def parse_query(text: str) -> Query:
     for i, part in enumerate(_split_quotes(rest)):
         if i % 2 == 1:  # inside quotes
             phrase = tuple(analyze(part))
+            q.content = q.content or any(fold(w) not in STOPWORDS for w in WORD_RE.findall(part))
             if len(phrase) > 1:
                 q.phrases.append(phrase)
             words.extend((t, False) for t in phrase[:1] if len(phrase) == 1)
@@ -196,6 +198,7 @@ def parse_query(text: str) -> Query:
                 stop = fold(w) in STOPWORDS
                 words.extend((t, stop) for t in word_terms(w))
     kept = [t for t, stop in words if not stop] or [t for t, _ in words]
+    q.content = q.content or any(not stop for _, stop in words) or bool(q.tags or q.types)
     if not kept and not q.phrases:  # only filters ("#infra", "type:decision"): search their words
         kept = [t for v in q.tags + q.types for t in analyze(v)]
     q.terms = list(dict.fromkeys(kept))

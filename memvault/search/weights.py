@@ -35,6 +35,8 @@ SEARCH_DEFAULTS: dict[str, Any] = {
     "field_weights": {"title": 2.0, "body": 1.0, "tags": 2.0, "extra": 0.5, "context": 0.3},
     "k1": 1.2,
     "b": 0.75,
+    "record": False,  # whether a search counts its first hits as recalled (search/access.py)
+    "record_top": 3,
 }
 
 

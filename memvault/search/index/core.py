@@ -332,8 +332,10 @@ class Index:
     @heal.healing
     def search(self, query: str, *, limit: int = 10, types: Iterable[str] = (), tags: Iterable[str] = (),
                since: datetime | None = None, until: datetime | None = None, include_all: bool = False,
-               at: datetime | None = None, record_access: bool = True) -> list[Hit]:
-        """Ranked hits for `query` (see docs/search.md). Rebuilds a missing/stale index first."""
+               at: datetime | None = None, record_access: bool | None = None) -> list[Hit]:
+        """Ranked hits for `query` (see docs/search.md). Rebuilds a missing/stale index first.
+        `record_access`: count the first hits as recalled (None: as `[search] record` says;
+        `access.search_recalls`)."""
         if limit < 1:
             raise InputError("--limit must be at least 1")
         q = parse_query(query)
@@ -357,8 +359,7 @@ class Index:
                 break
             else:  # the selected rows ran out before enough hits: score every match
                 plan = EXHAUSTIVE
-        if record_access and hits:
-            access.record(self.vault.root, [h.id for h in hits if h.matched])
+        access.record(self.vault.root, access.search_recalls(self.vault.config, q, hits, record_access))
         return hits
 
     def _plan(self, conn: sqlite3.Connection, q: Query) -> Plan:

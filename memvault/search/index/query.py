@@ -50,8 +50,9 @@ class Ranker:
         Every candidate's score is first computed from stored columns (`weights.score_ceiling`:
         exact for a live entry that no other entry supersedes or reconfirms; a filtered-out or
         non-live one is no hit). Candidates are decoded best first until the next one's
-        ceiling is below the last hit; candidates linked to others (and all, with --all) are
-        always decoded. The hits are those of ranking every candidate: decoding 200 entries and
+        ceiling is below the last hit (all of them while the hits end with one found only through
+        its neighbours, as any match goes above it); candidates linked to others (and all,
+        with --all) are always decoded. The hits are those of ranking every candidate: decoding 200 entries and
         building their timeline was most of a search's time above the engine."""
         best = max((s for _, s in found), default=0.0)
         if best <= 0:
@@ -76,6 +77,9 @@ class Ranker:
                 return hits
             if len(hits) < limit:  # filters or statuses took some: decode more
                 m *= 4
+                continue
+            if not hits[-1].matched:  # any match still encoded goes above it: decode them all
+                m = len(rest)
                 continue
             floor = hits[-1].score - 1e-9  # ceilings read epoch seconds: allow for rounding
             more = next((k for k, (c, _, _) in enumerate(rest[m:]) if c < floor), len(rest) - m)
