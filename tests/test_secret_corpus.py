@@ -220,15 +220,18 @@ def test_each_scan_regex_is_linear_on_1mb_pathological_input(name: str, regex: r
         assert elapsed < 1.0, f"{name}: {elapsed:.2f} s on 1 MB of {text[:20]!r}"
 
 
+def _timed(text: str) -> float:
+    start = time.perf_counter()
+    scan_secrets(text)
+    return time.perf_counter() - start
+
+
 @pytest.mark.parametrize("unit", ATOMS, ids=[repr(a) for a in ATOMS])
 def test_the_whole_scan_is_linear_on_pathological_input(unit: str):
     """A quadratic step shows as 16x from 256 kB to 1 MB; linear is 4x (5 s allows a loaded machine)."""
     small, big = _fill(unit, MB // 4), _fill(unit)
-    start = time.perf_counter()
-    scan_secrets(small)
-    t_small = time.perf_counter() - start
-    start = time.perf_counter()
-    scan_secrets(big)
-    t_big = time.perf_counter() - start
+    t_small, t_big = _timed(small), _timed(big)
+    if t_big >= 10 * max(t_small, 0.02):  # one scheduling hiccup on a busy machine is no quadratic step:
+        t_small, t_big = min(_timed(small) for _ in range(3)), min(_timed(big) for _ in range(3))  # best of 3
     assert t_big < 5.0, f"{t_big:.2f} s"
     assert t_big < 10 * max(t_small, 0.02), f"256 kB {t_small:.3f} s, 1 MB {t_big:.3f} s"
