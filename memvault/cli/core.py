@@ -141,6 +141,7 @@ def _show_text(d: dict) -> str:
     for key in ("supersedes", "superseded_by", "source", "scope", "expires", "category", "updated", "previous"):
         if d.get(key):
             lines.append(f"{key.replace('_', ' ')}: {d[key]}")
+    lines += _reconfirm_lines(d)
     if d["tags"]:
         lines.append("tags: " + ", ".join(d["tags"]))
     if d["sources"]:
@@ -149,6 +150,20 @@ def _show_text(d: dict) -> str:
         lines.append("cited by: " + ", ".join(d["cited_by"]))
     lines.append(f"{d['file']}:{d['line']}")
     return "\n".join(lines)
+
+
+def _reconfirm_lines(d: dict) -> list[str]:
+    """What this entry confirms again, and who confirmed it (each resets decay): JSON had them,
+    text did not, so a confidence that had not decayed looked unexplained."""
+    out = []
+    refs = d.get("reconfirms_ref") or []
+    if refs:
+        done = d.get("reconfirms") or []
+        written = "" if len(done) == len(refs) else f" (as written: {', '.join(refs)}; {len(refs) - len(done)} not found)"
+        out.append("reconfirms: " + (", ".join(done) or "nothing") + written)
+    if d.get("reconfirmed_by"):
+        out.append("reconfirmed by: " + ", ".join(d["reconfirmed_by"]))
+    return out
 
 
 @cli.command("list")
