@@ -47,3 +47,49 @@ def test_show_text_names_what_an_entry_reconfirms_and_who_reconfirmed_it(runner,
     _log(vault_dir, "2026-02-24", "## 11:00 - Decision\nWir bleiben bei Kaffee im Büro\n")
     alone = runner.invoke(cli, ["show", "2026-02-24T11:00", "--no-record"]).output
     assert "reconfirm" not in alone
+
+
+# -- history: a move -----------------------------------------------------------------------------
+
+def test_history_of_a_moved_entry_says_from_where_to_where(runner, vault_dir):
+    # A log moved into its year folder kept its text, and history printed it twice as was:/now:.
+    plain_vault(vault_dir, "Europe/Berlin")
+    _log(vault_dir, "2026-02-22", "## 10:00 - Decision\nDeploys gehen freitags raus, nicht donnerstags\n")
+    git(vault_dir, "init", "-q")
+    _commit(vault_dir, "two days", "2026-02-22T12:00:00+00:00")
+    (vault_dir / "memory" / "2026").mkdir()
+    git(vault_dir, "mv", "memory/2026-02-22.md", "memory/2026/2026-02-22.md")
+    _commit(vault_dir, "into the year folder", "2026-03-01T09:00:00+00:00")
+    assert Vault.open(vault_dir).find("2026-02-22T10:00").file == "memory/2026/2026-02-22.md"
+
+    result = runner.invoke(cli, ["history", "2026-02-22T10:00"])
+    assert result.exit_code == 0, result.output
+    assert "moved    memory/2026/2026-02-22.md\n" in result.output
+    assert "      moved from memory/2026-02-22.md:3 to memory/2026/2026-02-22.md:3\n" in result.output
+    assert "was:" not in result.output and "now:" not in result.output
+
+    commits = Vault.open(vault_dir).history("2026-02-22T10:00")["commits"]
+    assert [(c["change"], c["old_file"], c["file"]) for c in commits] == [
+        ("added", None, "memory/2026-02-22.md"), ("moved", "memory/2026-02-22.md", "memory/2026/2026-02-22.md")]
+    assert commits[1]["old"] == commits[1]["new"]
+
+
+def test_history_of_an_entry_moved_and_edited_says_both(runner, vault_dir):
+    plain_vault(vault_dir, "Europe/Berlin")
+    git(vault_dir, "init", "-q")
+    _commit(vault_dir, "tea", "2026-02-21T12:00:00+00:00")
+    (vault_dir / "memory" / "2026" / "02").mkdir(parents=True)
+    git(vault_dir, "mv", "memory/2026-02-21.md", "memory/2026/02/2026-02-21.md")
+    (vault_dir / "memory" / "2026" / "02" / "2026-02-21.md").write_text(
+        "# 2026-02-21\n\nKurz notiert.\n\n## 09:00 - Belief\nUser likes green tea\n")
+    # Uncommitted: the working tree's item says so, and names both places too.
+    out = runner.invoke(cli, ["history", "2026-02-21T09:00"]).output
+    assert "edited (uncommitted) memory/2026/02/2026-02-21.md" in out
+    assert "      moved from memory/2026-02-21.md:3 to memory/2026/02/2026-02-21.md:5\n" in out
+    assert "was: ## 09:00 - Belief User likes tea" in out and "now: ## 09:00 - Belief User likes green tea" in out
+    # An edit that only shifts the entry's lines in its own file is no move.
+    _commit(vault_dir, "moved", "2026-02-22T12:00:00+00:00")
+    (vault_dir / "memory" / "2026" / "02" / "2026-02-21.md").write_text(
+        "# 2026-02-21\n\nKurz notiert.\nUnd noch was.\n\n## 09:00 - Belief\nUser likes black tea\n")
+    out = runner.invoke(cli, ["history", "2026-02-21T09:00"]).output
+    assert out.count("moved from") == 1

@@ -129,11 +129,25 @@ def _history_text(data: dict, tz: tzinfo) -> str:
         for c in commits:
             where = f"{_local(c['date'], tz)} {c['commit'][:10]}" if c["commit"] else "working tree    (uncommitted)"
             out.append(f"  {where}  {c['change']:<8} {c['file']}")
-            if c["old"] is not None and c["new"] is not None:
-                out.append(_was(c["old"], c["new"]))
+            out += _revision_detail(c)
     for w in data.get("warnings", []):
         out.append(f"note: {w}")
     return "\n".join(out)
+
+
+def _place(file: str | None, line: int | None) -> str:
+    return f"{file}:{line}" if line else str(file)
+
+
+def _revision_detail(c: dict) -> list[str]:
+    """Under a commit: where the entry moved from (the same text twice said nothing), and the
+    text before and after when it changed."""
+    out = []
+    if c.get("old_file") and c["old_file"] != c["file"]:  # lines shift with every edit above: not a move
+        out.append(f"      moved from {_place(c['old_file'], c.get('old_line'))} to {_place(c['file'], c.get('line'))}")
+    if c["old"] is not None and c["new"] is not None and c["old"] != c["new"]:
+        out.append(_was(c["old"], c["new"]))
+    return out
 
 
 @cli.command("diff", help="Entries that appeared, changed or went away between T1 and T2 (recorded time), "

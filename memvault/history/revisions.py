@@ -16,7 +16,7 @@ def revisions(repo: GitRepo, loader: SnapshotLoader, event_id: str, file: str, t
     working tree when it differs from the last commit."""
     state: dict[str, str] = {}
     out: list[dict[str, Any]] = []
-    previous: tuple[str, str] | None = None  # (file, text)
+    previous: tuple[str, str, int] | None = None  # (file, text, line)
     for commit, touched in repo.file_log(_pathspecs(file)):
         for path, blob in touched.items():
             if blob is None:
@@ -40,35 +40,40 @@ def _pathspecs(file: str) -> list[str]:
     return [file, f":(glob)memory/**/{name}"]
 
 
-def _find(event_id: str, versions: dict[str, Any], text_of: Any) -> tuple[str, str] | None:
-    """(file, entry text) of the first entry with `event_id` among file versions."""
+def _find(event_id: str, versions: dict[str, Any], text_of: Any) -> tuple[str, str, int] | None:
+    """(file, entry text, line) of the first entry with `event_id` among file versions."""
     for path in sorted(versions):
         for ev in versions[path].events:
             if ev.id == event_id:
-                return path, entry_text(text_of(versions[path]), ev)
+                return path, entry_text(text_of(versions[path]), ev), ev.line
     return None
 
 
-def _note_change(out: list[dict[str, Any]], before: tuple[str, str] | None, after: tuple[str, str] | None,
+def _note_change(out: list[dict[str, Any]], before: tuple[str, str, int] | None, after: tuple[str, str, int] | None,
                  commit: Commit | None, tz: tzinfo) -> None:
-    if before == after:
+    if (before and before[:2]) == (after and after[:2]):  # a line number alone moving is no change
         return
-    if before is None:
-        change = "added"
-    elif after is None:
-        change = "deleted"
-    elif before[1] == after[1]:
-        change = "moved"
-    else:
-        change = "edited"
     out.append({
         "commit": commit.sha if commit else None,
         "date": iso(commit.date.astimezone(tz)) if commit else None,
-        "change": change if commit else f"{change} (uncommitted)",
+        "change": change_kind(before, after) + ("" if commit else " (uncommitted)"),
         "file": (after or before)[0],  # type: ignore[index]
+        "line": (after or before)[2],  # type: ignore[index]
+        # Where it was before this commit: a move names both places (`history` says "moved from A to B").
+        "old_file": before[0] if before else None,
+        "old_line": before[2] if before else None,
         "old": before[1] if before else None,
         "new": after[1] if after else None,
     })
+
+
+def change_kind(before: tuple[str, str, int] | None, after: tuple[str, str, int] | None) -> str:
+    """added, deleted, moved (same text, another file) or edited (the text changed, wherever)."""
+    if before is None:
+        return "added"
+    if after is None:
+        return "deleted"
+    return "moved" if before[1] == after[1] else "edited"
 
 
 def files_for_id(repo: GitRepo, event_id: str) -> list[str]:
