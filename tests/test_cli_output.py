@@ -5,6 +5,7 @@ on real vaults (real git where history is involved); state checked through the l
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from memvault.cli import cli
@@ -93,3 +94,62 @@ def test_history_of_an_entry_moved_and_edited_says_both(runner, vault_dir):
         "# 2026-02-21\n\nKurz notiert.\nUnd noch was.\n\n## 09:00 - Belief\nUser likes black tea\n")
     out = runner.invoke(cli, ["history", "2026-02-21T09:00"]).output
     assert out.count("moved from") == 1
+
+
+# -- changes: revived ------------------------------------------------------------------------------
+
+CORRECTION = "## 16:00 - Correction\nDoch kein Tee mehr: nur noch Kaffee\nSupersedes: [[2026-02-21#09:00]]\n"
+
+
+def test_changes_names_an_entry_live_again_after_its_superseder_was_deleted(runner, vault_dir):
+    plain_vault(vault_dir, "Europe/Berlin")
+    _log(vault_dir, "2026-02-22", CORRECTION)
+    git(vault_dir, "init", "-q")
+    _commit(vault_dir, "tea, then coffee", "2026-02-22T18:00:00+00:00")
+    assert Vault.open(vault_dir).show("2026-02-21T09:00", record=False)["status"] == "superseded"
+    (vault_dir / "memory" / "2026-02-22.md").unlink()  # the correction was a mistake
+
+    data = Vault.open(vault_dir).changes("2026-02-23")
+    assert [(d["id"], d["status"], d["was_superseded_by"], d["superseder"]) for d in data["revived"]] == [
+        ("2026-02-21T09:00", "live", "2026-02-22T16:00", "deleted")]
+    assert [d["id"] for d in data["deleted"]] == ["2026-02-22T16:00"]
+    result = runner.invoke(cli, ["changes", "--since", "2026-02-23"])
+    assert result.exit_code == 0, result.output
+    assert "Revived (live again: what superseded them went away) (1)\n" in result.output
+    assert "  ^ 2026-02-21T09:00  belief      User likes tea  (2026-02-21T09:00)" \
+           " <- was superseded by 2026-02-22T16:00 (deleted)\n" in result.output
+    as_json = json.loads(runner.invoke(cli, ["changes", "--since", "2026-02-23", "--json"]).output)
+    assert as_json["revived"] == json.loads(json.dumps(data["revived"]))
+
+    # Committed, and asked across both commits with --until: the same answer.
+    _commit(vault_dir, "no correction after all", "2026-02-24T09:00:00+00:00")
+    between = Vault.open(vault_dir).changes("2026-02-23", "2026-02-25")
+    assert [d["id"] for d in between["revived"]] == ["2026-02-21T09:00"]
+    # Before the correction was written, nothing was superseded: nothing revived.
+    assert Vault.open(vault_dir).changes("2026-02-21T12:00")["revived"] == []
+
+
+def test_changes_names_an_entry_revived_by_an_edited_reference_and_not_one_still_superseded(runner, vault_dir):
+    plain_vault(vault_dir, "Europe/Berlin")
+    black = "\n## 17:00 - Belief\nKaffee schwarz\n"
+    _log(vault_dir, "2026-02-22", CORRECTION + black)
+    _log(vault_dir, "2026-02-23", "## 08:00 - Correction\nKaffee mit Hafermilch\nSupersedes: [[2026-02-22#17:00]]\n")
+    git(vault_dir, "init", "-q")
+    _commit(vault_dir, "week", "2026-02-23T18:00:00+00:00")
+    # The 16:00 correction now names the 17:00 belief, whose own correction is deleted: the tea
+    # belief is live again, the coffee belief is not (another entry supersedes it now).
+    moved = CORRECTION.replace("[[2026-02-21#09:00]]", "[[2026-02-22#17:00]]").replace("16:00", "18:00")
+    _log(vault_dir, "2026-02-22", moved + black)
+    (vault_dir / "memory" / "2026-02-23.md").unlink()
+    data = Vault.open(vault_dir).changes("2026-02-24")
+    assert [(d["id"], d["superseder"]) for d in data["revived"]] == [("2026-02-21T09:00", "deleted")]
+    assert Vault.open(vault_dir).show("2026-02-22T17:00", record=False)["status"] == "superseded"
+
+    # The correction stays but its Supersedes: line goes: the coffee belief is live again.
+    _commit(vault_dir, "rework", "2026-02-24T18:00:00+00:00")
+    _log(vault_dir, "2026-02-22", moved.replace("Supersedes: [[2026-02-22#17:00]]\n", "") + black)
+    edited = Vault.open(vault_dir).changes("2026-02-25")
+    assert [(d["id"], d["was_superseded_by"], d["superseder"]) for d in edited["revived"]] == [
+        ("2026-02-22T17:00", "2026-02-22T18:00", "edited")]
+    out = runner.invoke(cli, ["changes", "--since", "2026-02-25"]).output
+    assert "<- was superseded by 2026-02-22T18:00 (no longer superseding it)" in out

@@ -52,7 +52,8 @@ def _asof_text(items: list[dict]) -> str:
 @json_option
 @click.pass_context
 def changes(ctx, since: str, until: str | None, as_json: bool) -> None:
-    """What changed since T: new entries, newly superseded ones, and (from git) edits and deletions."""
+    """What changed since T: new entries, newly superseded ones, and (from git) edits, deletions
+    and revived entries (live again: what superseded them was deleted or no longer supersedes them)."""
     data = open_vault(ctx).changes(since, until)
     emit(data, as_json, _changes_text)
     for warning in data.get("warnings", []) if not as_json else []:
@@ -72,6 +73,7 @@ def _changes_text(data: dict) -> str:
         ("Superseded", "superseded", lambda d: "~ " + _line(d) + f" -> {d['superseded_by']}"),
         ("Edited", "edited", lambda d: "* " + _line(d) + "\n" + _was(d["old"], d["new"])),
         ("Deleted", "deleted", lambda d: "- " + _line(d)),
+        ("Revived (live again: what superseded them went away)", "revived", lambda d: "^ " + _line(d) + _revived(d)),
         ("Backfilled (written later into earlier days)", "backfilled", lambda d: "< " + _line(d)),
     ]
     for title, key, fmt in sections:
@@ -84,6 +86,11 @@ def _changes_text(data: dict) -> str:
     if len(out) == 2:
         out.append("nothing changed")
     return "\n".join(out).rstrip("\n")
+
+
+def _revived(d: dict) -> str:
+    gone = "deleted" if d["superseder"] == "deleted" else "no longer superseding it"
+    return f" <- was superseded by {d['was_superseded_by']} ({gone})"
 
 
 def _was(old: str, new: str, width: int = 70) -> str:

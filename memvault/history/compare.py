@@ -63,6 +63,28 @@ def compare(old: Snapshot | None, new: Snapshot | None) -> tuple[list[tuple[Even
     return sorted(edited, key=lambda p: key(p[1])), sorted(deleted, key=key), sorted(added, key=key)
 
 
+def revived(old: Snapshot | None, new: Snapshot | None, t1: datetime, t2: datetime | None) -> list[dict[str, Any]]:
+    """Entries superseded at `t1` in `old` and live at `t2` in `new` because what superseded them
+    went away: deleted (`superseder: "deleted"`), or still there but no longer superseding them
+    (`"edited"`: its `Supersedes:` changed). Only git sees this: today's files no longer hold
+    the reference that once made the entry superseded."""
+    if old is None or new is None:
+        return []
+    a, b = old.timeline, new.timeline
+    out = []
+    for eid in list(a.superseded_by):
+        ev, now = a.by_id.get(eid), b.by_id.get(eid)
+        if ev is None or now is None:
+            continue
+        was = a.superseder_at(ev, t1)
+        if was is None or b.status(now, t2) != "live":
+            continue
+        item = b.to_dict(now, t2)
+        item.update({"was_superseded_by": was, "superseder": "edited" if was in b.by_id else "deleted"})
+        out.append((now, item))
+    return [item for _, item in sorted(out, key=lambda pair: _order(pair[0]))]
+
+
 def _same_bytes(old: Snapshot | None, new: Snapshot | None, a: Event, b: Event) -> bool:
     """Both in one file whose bytes did not change: the entry's text cannot have changed."""
     if old is None or new is None or a.file != b.file or a.line != b.line:

@@ -24,7 +24,7 @@ from memvault.entries.render import iso
 from memvault.entries.spans import SpanIndex
 from memvault.errors import GitError, InputError, NotFoundError
 from memvault.gcpause import no_gc
-from memvault.history.compare import compare, diff_states, edited_item
+from memvault.history.compare import compare, diff_states, edited_item, revived
 from memvault.history.gitrepo import PACK_LOOSE_DEFAULT, Commit, GitRepo
 from memvault.history.revisions import files_for_id, revisions
 from memvault.history.snapshot import Snapshot, SnapshotLoader
@@ -314,8 +314,9 @@ class History:
 
     @no_gc()  # many short-lived objects: a cyclic pass over ~1M cached ones would cost more (p95 halved)
     def changes(self, since: datetime | str | TimePoint, until: datetime | str | TimePoint | None = None) -> dict[str, Any]:
-        """New and newly superseded entries after `since` (event time), and entries edited or
-        deleted between the commits at `since` and `until` (or the working tree)."""
+        """New and newly superseded entries after `since` (event time), and entries edited,
+        deleted or revived (superseded at `since`, live again because what superseded them went
+        away) between the commits at `since` and `until` (or the working tree)."""
         p1 = self.point(since, day_end=False)  # like list --since: a plain date is its start
         p2 = self.point(until) if until is not None else None
         t1, t2 = p1.at, (p2.at if p2 else None)
@@ -330,6 +331,7 @@ class History:
             "superseded": [tl.to_dict(e, t2) for e in superseded],
             "edited": [],
             "deleted": [],
+            "revived": [],
             "backfilled": [],
             "warnings": [],
         }
@@ -344,6 +346,7 @@ class History:
         edited, deleted, added = compare(old, newer)
         out["edited"] = [edited_item(old, newer, a, b, t2) for a, b in edited]  # type: ignore[arg-type]
         out["deleted"] = [old.timeline.to_dict(e, t1) | {"text": old.entry_text(e)} for e in deleted]  # type: ignore[union-attr]
+        out["revived"] = revived(old, newer, t1, t2)
         if newer is not None:
             out["backfilled"] = [
                 newer.timeline.to_dict(e, t2) for e in added if e.timestamp is not None and e.timestamp <= t1]
