@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Self
 from memvault.config.core import CONFIG_NAME, Config
 from memvault.derived_db import source_fingerprint
 from memvault.entries.daily import parse_log
-from memvault.entries.lookup import find_event
+from memvault.entries.lookup import Found, lookup
 from memvault.entries.markdown import ParsedFile
 from memvault.entries.memory_md import parse_memory
 from memvault.entries.model import NOTE, Event, Problem
@@ -295,7 +295,11 @@ class ParsedVault:
         """The event `spec` names as memvault prints it: an id, a place (`memory/2026-02-01.md#L12-L14`,
         `memory/2026-02-01.md:12`), the one id it starts (`2026-03-22#lofi`), or a reference;
         `NotFoundError` lists the ids when it starts several (`memvault.entries.lookup`)."""
-        return find_event(self.timeline, spec, self.files.keys(), self.root.as_posix())
+        return self.locate(spec).event
+
+    def locate(self, spec: str) -> Found:
+        """What `find` finds, with how `spec` named it and why (`memvault.entries.lookup.Found`)."""
+        return lookup(self.timeline, spec, self.files.keys(), self.root.as_posix())
 
     def check_types(self, types: Iterable[str]) -> None:
         """Refuse a type no entry can have: `--type beliefs` once listed nothing, silently.

@@ -153,3 +153,64 @@ def test_changes_names_an_entry_revived_by_an_edited_reference_and_not_one_still
         ("2026-02-22T17:00", "2026-02-22T18:00", "edited")]
     out = runner.invoke(cli, ["changes", "--since", "2026-02-25"]).output
     assert "<- was superseded by 2026-02-22T18:00 (no longer superseding it)" in out
+
+
+# -- show: why a lookup matched ---------------------------------------------------------------------
+
+ORION_MEMORY = """# Memory
+
+## Decisions
+- Orion 2.0 geht am Freitag raus, nicht am Donnerstag (sources: [[orion-release]])
+- Staging bleibt bis März eingefroren (sources: [[2026-02-21#09:00]])
+"""
+
+
+def _orion(root: Path) -> None:
+    plain_vault(root, "Europe/Berlin")
+    (root / "memory" / "orion-release.md").write_text(
+        "# Orion release\n\n## 10:00 - Decision\nRelease am Freitag; QA signs off Thursday night\n")
+    (root / "MEMORY.md").write_text(ORION_MEMORY)
+    git(root, "init", "-q")
+    _commit(root, "orion", "2026-02-20T12:00:00+00:00")
+
+
+def test_show_says_a_bullet_stands_in_for_a_log_renamed_away(runner, vault_dir):
+    _orion(vault_dir)
+    before = runner.invoke(cli, ["show", "orion-release", "--no-record"])  # the log's ids start so
+    assert before.exit_code == 1 and "'orion-release' starts 2 ids: orion-release#_, orion-release@10:00" in before.output
+    assert "found by" not in runner.invoke(cli, ["show", "orion-release@10", "--no-record"]).output
+    git(vault_dir, "mv", "memory/orion-release.md", "memory/launch-notes.md")
+
+    result = runner.invoke(cli, ["show", "orion-release", "--no-record"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("M:decisions:orion-2-0-geht-am-freitag  decision")
+    assert lines[1] == ("found by cited source: no entry has the id 'orion-release'; this is the MEMORY.md "
+                        "bullet citing it as a source ([[orion-release]]); no entry answers to that source "
+                        "now (its file renamed or deleted?)")
+    data = json.loads(runner.invoke(cli, ["show", "orion-release", "--json", "--no-record"]).output)
+    assert data["found_by"] == {"how": "cited source", "given": "orion-release", "why": lines[1].removeprefix(
+        "found by cited source: ")}
+    vault = Vault.open(vault_dir)
+    found = vault.locate("[[orion-release]]")  # the link form, which no longer resolves, too
+    assert (found.event.file, found.how) == ("MEMORY.md", "cited source")
+    # The entry itself, by its new id or a description, says nothing it does not need to.
+    assert vault.show("launch-notes@10:00", record=False)["found_by"] == {
+        "how": "id", "given": "launch-notes@10:00", "why": None}
+    described = vault.show("QA signs off", record=False)["found_by"]
+    assert described["how"] == "description" and "words match it best" in described["why"]
+
+
+def test_a_link_still_names_its_entry_though_a_bullet_cites_it(runner, vault_dir):
+    _orion(vault_dir)
+    found = Vault.open(vault_dir).locate("[[2026-02-21#09:00]]")
+    assert (found.event.id, found.how, found.why) == ("2026-02-21T09:00", "reference", None)
+    out = runner.invoke(cli, ["show", "[[2026-02-21#09:00]]", "--no-record"]).output
+    assert out.startswith("2026-02-21T09:00  belief") and "found by" not in out
+    # Two bullets citing the same gone source: named, not guessed between.
+    (vault_dir / "MEMORY.md").write_text(ORION_MEMORY + "- QA am Donnerstag (sources: [[orion-release#10:00]])\n")
+    (vault_dir / "memory" / "orion-release.md").unlink()
+    both = runner.invoke(cli, ["show", "orion-release"])
+    assert both.exit_code == 1
+    assert "2 curated bullets cite it as a source: M:decisions:orion-2-0-geht-am-freitag, M:decisions:qa-am-donnerstag" \
+        in both.output

@@ -130,6 +130,9 @@ def show(ctx, event_id: str, no_record: bool, as_json: bool) -> None:
 
 def _show_text(d: dict) -> str:
     lines = [f"{d['id']}  {d['type']}  {d['timestamp'] or 'undated'}  [{d['status']}]", ""]
+    why = (d.get("found_by") or {}).get("why")
+    if why:  # an entry standing in for what was typed (a bullet for a log's old name): say so
+        lines[1:1] = [f"found by {d['found_by']['how']}: {why}"]
     if d.get("path"):  # a note: the headings it is under, its own (its title) last
         lines += ["under: " + " \u203a ".join(d["path"]), ""]
     elif d.get("title"):
