@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from memvault.cli import cli
 from memvault.vault import Vault
 
@@ -214,3 +216,43 @@ def test_a_link_still_names_its_entry_though_a_bullet_cites_it(runner, vault_dir
     assert both.exit_code == 1
     assert "2 curated bullets cite it as a source: M:decisions:orion-2-0-geht-am-freitag, M:decisions:qa-am-donnerstag" \
         in both.output
+
+
+# -- search: nothing to search for -------------------------------------------------------------------
+
+def test_search_with_no_words_is_a_usage_error_saying_nothing_was_searched_for(runner, vault_dir):
+    plain_vault(vault_dir)
+    for query, said in (("", "the query is empty"), ("   ", "the query is empty"),
+                        ("?!", "the query '?!' has no words"), ("... --- ...", "the query '... --- ...' has no words"),
+                        ("type:", "the query 'type:' has no words")):
+        result = runner.invoke(cli, ["search", "--", query])
+        assert result.exit_code == 2, (query, result.output)
+        assert f"nothing to search for: {said}" in result.output, query
+        assert "no matches" not in result.output
+    # The library says the same to its other callers.
+    from memvault.errors import InputError
+    from memvault.search.index import search_vault
+
+    with pytest.raises(InputError, match=r"^nothing to search for: the query '¿\?' has no words$"):
+        search_vault(Vault.open(vault_dir), "¿?")
+    # A filter alone or a word with punctuation still searches.
+    assert "2026-02-21T09:00" in runner.invoke(cli, ["search", "tea?!"]).output
+    assert "2026-02-21T09:00" in runner.invoke(cli, ["search", "type:belief"]).output
+
+
+def test_a_query_of_only_common_words_is_searched_as_typed_and_says_so(runner, vault_dir):
+    plain_vault(vault_dir)
+    _log(vault_dir, "2026-02-22", "## 10:00 - Observation\nThe Who spielen in Leipzig, and the tickets are gone\n")
+    result = runner.invoke(cli, ["search", "the of and"])
+    assert result.exit_code == 0, result.output
+    assert "2026-02-22T10:00" in result.stdout  # the words were searched for, as typed
+    note = ("note: the query has only common words (the, of, and), which a search drops when it has other "
+            "words; they were searched for as typed: add a word that says what you are looking for")
+    assert note in result.stderr and note not in result.stdout
+    nothing = runner.invoke(cli, ["search", "whom", "yourselves"])
+    assert nothing.stdout == "no matches\n" and "common words (whom, yourselves)" in nothing.stderr
+    # Not for a query with a real word, a quoted phrase, or under --json (stdout stays the hit list).
+    assert "note:" not in runner.invoke(cli, ["search", "the tickets"]).stderr
+    assert "note:" not in runner.invoke(cli, ["search", '"and the"']).stderr
+    as_json = runner.invoke(cli, ["search", "the of and", "--json"])
+    assert [d["id"] for d in json.loads(as_json.stdout)] == ["2026-02-22T10:00"] and "note:" not in as_json.stderr

@@ -20,6 +20,7 @@ from memvault.cli._common import (
     json_option,
     open_vault,
     parse_when,
+    say,
 )
 
 if TYPE_CHECKING:
@@ -49,10 +50,13 @@ def search(ctx, query, limit, types, tags, since, until, include_all, backend, r
     Ranked by relevance, importance, recency and confidence (docs/search.md). A log entry
     that a curated bullet among the hits cites is shown once, as the bullet's sources;
     `--all` and `--json` show both. A search changes nothing unless --record: then its
-    first hits count as recalled (recency, curate).
+    first hits count as recalled (recency, curate). A query with no words (empty, only
+    punctuation) is a usage error; one of only common words (`the of and`) is searched as
+    typed, with a note saying so.
     """
     from memvault.entries.folding import fold_cited
     from memvault.search.index import search_vault
+    from memvault.search.textproc import common_words_only
 
     vault = open_vault(ctx)
     hits = search_vault(
@@ -63,6 +67,9 @@ def search(ctx, query, limit, types, tags, since, until, include_all, backend, r
     items = [h.to_dict() for h in hits]
     emit(items if as_json or include_all else fold_cited(items), as_json, _hits_text,
          style=_bold_matches if is_tty() else None)
+    note = None if as_json else common_words_only(" ".join(query))
+    if note:  # `no matches` for `the of and` must not read as "nothing about that"
+        say(f"note: {note}", err=True)
 
 
 def _bold_matches(out: str) -> str:

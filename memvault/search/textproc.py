@@ -207,6 +207,27 @@ def parse_query(text: str) -> Query:
     return q
 
 
+def nothing_to_search(text: str) -> str | None:
+    """Why `text` searches for nothing (no words, no phrase, no filter: empty or only
+    punctuation), else None. `memvault search` refuses such a query as a usage error rather
+    than answering "no matches" to a search that never ran."""
+    if not parse_query(text).empty:
+        return None
+    shown = " ".join(text.split())
+    return "nothing to search for: " + (f"the query {shown!r} has no words" if shown else "the query is empty")
+
+
+def common_words_only(text: str) -> str | None:
+    """A note when every word of an unquoted query is a stopword (`the of and`): a query drops
+    such words when it has others, so here they were searched for as typed; else None."""
+    q = parse_query(text)
+    if q.content or q.phrases or not q.terms:
+        return None
+    words = ", ".join(dict.fromkeys(w.lower() for w in WORD_RE.findall(text)))
+    return (f"the query has only common words ({words}), which a search drops when it has other words; "
+            "they were searched for as typed: add a word that says what you are looking for")
+
+
 def _split_quotes(text: str) -> list[str]:
     """Split on double quotes; an unbalanced quote just ends the last phrase at the end."""
     text = text.replace("\u201c", '"').replace("\u201d", '"')

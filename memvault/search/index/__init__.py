@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from memvault.errors import InputError
 from memvault.parsed import ParsedVault
 from memvault.search.hits import Hit
 from memvault.search.index.core import BACKENDS, Index, resolve_backend
 from memvault.search.index.engine import FileState, IndexStatus, Progress, UpdateReport
+from memvault.search.textproc import nothing_to_search
 
 
 def open_index(vault: ParsedVault, backend: str | None = None) -> Index:
@@ -29,7 +31,11 @@ def search_vault(vault: ParsedVault, query: str, *, backend: str | None = None, 
     """Search with an index brought up to date first (what `memvault search` does).
 
     An unknown `types` entry is an `InputError`, by the rule `memvault list` uses
-    (`ParsedVault.check_types`)."""
+    (`ParsedVault.check_types`), and so is a query with nothing to search for (empty, or only
+    punctuation: `textproc.nothing_to_search`)."""
+    empty = nothing_to_search(query)
+    if empty is not None:
+        raise InputError(empty)
     vault.check_types(options.get("types", ()))
     with open_index(vault, backend) as index:
         if refresh:
