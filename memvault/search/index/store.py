@@ -224,15 +224,20 @@ def load_ids(conn: sqlite3.Connection, ids: set[str]) -> list[Event]:
 def file_states(conn: sqlite3.Connection, paths: list[str] | None = None) -> dict[str, tuple[int, int, str]]:
     """(size, mtime_ns, sha256) of the version of every indexed file (or of just `paths`)
     the index has seen: for a file held back, the version that failed, so an up-to-date
-    check does not read it again until it changes."""
-    sql = ("SELECT f.path, coalesce(h.size, f.size), coalesce(h.mtime_ns, f.mtime_ns), coalesce(h.sha256, f.sha256) "
-           "FROM files f LEFT JOIN held h ON h.path = f.path")
+    check does not read it again until it changes. (Two plain reads: a join would cost
+    every search's check a tenth more for a table that is nearly always empty.)"""
+    files, held = (_stats(conn, table, paths) for table in ("files", "held"))
+    files.update((p, st) for p, st in held.items() if p in files)
+    return files
+
+
+def _stats(conn: sqlite3.Connection, table: str, paths: list[str] | None) -> dict[str, tuple[int, int, str]]:
+    sql = f"SELECT path, size, mtime_ns, sha256 FROM {table}"
     if paths is None:
         return {p: (s, m, h) for p, s, m, h in conn.execute(sql)}
     out: dict[str, tuple[int, int, str]] = {}
     for chunk, marks in in_chunks(paths):
-        rows = conn.execute(f"{sql} WHERE f.path IN ({marks})", chunk)
-        out.update({p: (s, m, h) for p, s, m, h in rows})
+        out.update({p: (s, m, h) for p, s, m, h in conn.execute(f"{sql} WHERE path IN ({marks})", chunk)})
     return out
 
 
