@@ -129,7 +129,7 @@ def _report_text(d: dict) -> str:
     if d["problems"]:  # what reading the files found, not the rules a full check runs on top
         line += (f"\nparse problems in the files read: {len(d['problems'])} ({errors} error{'s' * (errors != 1)}); "
                  "`memvault check` runs every rule (ids, links, secrets, layout) and lists them all")
-    return line
+    return "\n".join([line] + [f"kept last good entries: {why}" for why in d.get("held", {}).values()])
 
 
 class _Progress:

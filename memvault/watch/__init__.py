@@ -41,13 +41,13 @@ def wait_until_indexed(vault: ParsedVault, timeout: float = 30.0, *, backend: st
     """Return once the index reflects every vault file as it is at the time of the call.
 
     Rather than wait for a watcher's debounce, the caller reconciles the index itself,
-    under the index's single-writer lock, with the watcher's own rules (files that fail to
-    parse keep their last good entries and are listed in `broken`). A running watcher then
+    under the index's single-writer lock, with the index's one rule (files that fail to
+    parse keep their last good entries; every such file is listed in `broken`). A running watcher then
     finds nothing left to do. Raises LockTimeout when another writer (a rebuild) holds the
     index longer than `timeout` seconds.
     """
     from memvault.search.index import open_index
-    from memvault.watch.sync import sync
+    from memvault.watch.sync import held_files, sync
 
     start = time.monotonic()
     alive = watcher_alive(vault.root)
@@ -56,12 +56,13 @@ def wait_until_indexed(vault: ParsedVault, timeout: float = 30.0, *, backend: st
         index.settings["lock_timeout"] = max(timeout, 0.01)  # wait for the writer lock this long at most
     try:
         result = sync(vault.root, vault.config, index, None)
+        broken = {path: why for path, (_, _, why) in (held_files(index) or {}).items()}  # this pass's and earlier
     except LockTimeout as exc:
         raise LockTimeout(f"gave up waiting after {timeout:g}s: {exc}; the index may not reflect the files "
                           f"yet") from None
     finally:
         index.close()
-    return WaitReport(time.monotonic() - start, result.updated, result.broken,
+    return WaitReport(time.monotonic() - start, result.updated, broken | result.broken,
                       "running" if alive else "not running")
 
 
@@ -85,15 +86,21 @@ def watcher_health(vault: ParsedVault, *, backend: str | None = None, now: datet
     """The watcher's state as `memvault status` shows it."""
     alive = watcher_alive(vault.root)
     record = read_record(vault.root)
-    broken = set((record or {}).get("broken") or {}) if alive else set()
-    behind = behind_files(vault, backend=backend, ignore=broken)
+    behind = behind_files(vault, backend=backend)  # a file held back is not behind: the index saw it
     return classify(record, alive, behind, now or datetime.now(UTC))
 
 
 def status_section(vault: ParsedVault) -> tuple[str, dict[str, Any], list[str]]:
     """The watcher part of `memvault status`: (name, data for --json, lines for people)."""
     health = watcher_health(vault)
-    return "watcher", health.to_dict(), health_lines(health)
+    data = health.to_dict()
+    if data["record"]:  # the index's section is the one account of files, entries and files held back
+        data["record"] = {k: v for k, v in data["record"].items() if k not in INDEX_COUNTS}
+    return "watcher", data, health_lines(health)
+
+
+# What the watcher's record repeats of the index; `memvault status` shows them once, in the index's section.
+INDEX_COUNTS = ("files_on_disk", "files_indexed", "events_indexed", "events_on_disk", "broken")
 
 
 def health_lines(health: Health) -> list[str]:
@@ -103,9 +110,6 @@ def health_lines(health: Health) -> list[str]:
         return lines
     lines.append(f"  started {rec.get('started')}; last event {rec.get('last_event') or 'none'}; "
                  f"last update {rec.get('last_update') or 'none'}")
-    lines.append(f"  files: {rec.get('files_on_disk')} on disk, {rec.get('files_indexed')} indexed; "
-                 f"entries indexed: {rec.get('events_indexed')}")
-    lines += [f"  failing to parse: {why}" for why in (rec.get("broken") or {}).values()]
     commit = rec.get("commit") or {}
     if commit.get("error"):
         lines.append(f"  last commit failed ({commit.get('at')}): {commit['error']}")

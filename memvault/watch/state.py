@@ -266,9 +266,6 @@ def classify(record: dict[str, Any] | None, alive: bool, behind: list[str], now:
         return Health("stale", msg + lag, behind, record)
     pending = record.get("pending", 0)
     extra = f", {pending} pending" if pending else ""
-    broken = record.get("broken") or {}
-    if broken:
-        extra += f", {len(broken)} file{'s' * (len(broken) != 1)} failing to parse (last good entries kept)"
     msg = f"watcher running (pid {record.get('pid')}, {record.get('observer') or 'starting'}{extra})"
     if files and not pending:
         msg += lag

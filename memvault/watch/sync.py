@@ -9,7 +9,8 @@ reconcile) and by `wait_until_indexed`, so both follow the same rules:
   index recorded, and re-reads only what differs;
 - a file whose new version fails to parse (error-level problems that lose entries it had)
   keeps its last good entries in the index; it is reported, and indexed again as soon
-  as it parses.
+  as it parses. The index itself applies that rule (search/index/lastgood.py), so a
+  search or `memvault index` run meanwhile does the same.
 """
 
 from __future__ import annotations
@@ -26,9 +27,7 @@ from typing import Any
 
 from memvault.entries.model import Problem
 from memvault.errors import MemvaultError, UnsafePath
-from memvault.filedates import FileDates
-from memvault.layout import DEFAULT, Selection, is_file, problem_at, read_file, walk
-from memvault.parsed import parse_path
+from memvault.layout import DEFAULT, Selection, problem_at, read_file, walk
 from memvault.watch.paths import expand, is_watched_file
 
 RACY_SECONDS = 3.0  # files modified this recently are hashed, not trusted by size+mtime
@@ -45,7 +44,6 @@ class Stat:
 class SyncResult:
     updated: list[str] = field(default_factory=list)  # paths handed to the index
     broken: dict[str, str] = field(default_factory=dict)  # path -> first error; last good kept
-    broken_delta: dict[str, int] = field(default_factory=dict)  # path -> entries now minus kept
     report: Any = None  # the index's UpdateReport
     seconds: float = 0.0
     rebuilt: str | None = None  # why the index was rebuilt instead
@@ -78,15 +76,6 @@ def differing(disk: Mapping[str, Stat], indexed: Mapping[str, Any]) -> tuple[set
         else:
             same.add(path)
     return out, same
-
-
-def keeps_last_good(errors: int, new_events: int, indexed_events: int | None) -> bool:
-    """A new version with errors that loses entries is held back; the index keeps the old one.
-
-    A file that merely has errors (an unknown type, a bad date) but keeps its entries is
-    indexed as it is: holding it back would freeze every later edit to it.
-    """
-    return errors > 0 and indexed_events is not None and new_events < indexed_events
 
 
 # -- reading the disk ---------------------------------------------------------------------
@@ -198,37 +187,17 @@ def indexed_counts(index: Any, paths: Iterable[str] | None = None) -> dict[str, 
         return None
 
 
-def screen(root: Path, config: Any, paths: Iterable[str],
-           counts: Mapping[str, int | None], dates: FileDates | None = None,
-           ) -> tuple[list[str], dict[str, str], dict[str, int]]:
-    """Split `paths` into those to index and those whose last good version is kept.
-
-    `counts` maps every indexed file among `paths` to the entries the index holds for it
-    (None when unknown: the file is then indexed as it is); `dates` dates the files whose
-    names carry no day, as the index will."""
-    dates = dates or FileDates(root, Selection.of(config), config.tz)
-    good: list[str] = []
-    broken: dict[str, str] = {}
-    delta: dict[str, int] = {}
-    for rel in sorted(paths):
-        old_events = counts.get(rel)
-        if not old_events or not is_file(root, rel):
-            good.append(rel)  # new files, files without entries and deletions need no check
-            continue
-        parsed = parse_path(root, rel, config, dates)
-        errors = [p for p in parsed.problems if p.severity == "error"]
-        if keeps_last_good(len(errors), len(parsed.events), old_events):
-            first = errors[0]
-            broken[rel] = (f"{first.path}:{first.line}: {first.message}; keeping its last good "
-                           f"{old_events} entries until it parses")
-            delta[rel] = len(parsed.events) - old_events
-        else:
-            good.append(rel)
-    return good, broken, delta
+def held_files(index: Any) -> dict[str, tuple[int, int, str]] | None:
+    """The index's files failing to parse (path -> (entries kept, entries now, why)), or None
+    when the index cannot say."""
+    try:
+        return index.held_files()
+    except (sqlite3.Error, OSError, MemvaultError):
+        return None
 
 
 def sync(root: Path, config: Any, index: Any, keys: set[str] | None = None,
-         snapshot: Mapping[str, Stat] | None = None, dates: FileDates | None = None) -> SyncResult:
+         snapshot: Mapping[str, Stat] | None = None) -> SyncResult:
     """Update `index` for `keys` (files, and folders as "dir/"), or reconcile the whole vault
     (from `snapshot`, when the disk was already scanned), over the files `[vault]
     include`/`exclude` in `config` select."""
@@ -236,20 +205,20 @@ def sync(root: Path, config: Any, index: Any, keys: set[str] | None = None,
     stale = getattr(index, "stale_reason", lambda: None)()
     if stale is not None:  # missing, damaged or built with other settings: rebuild from the files
         report = index.update(None)
-        done = sorted({*report.added, *report.changed, *report.removed}) if report else []
-        return SyncResult(updated=done, report=report, seconds=time.perf_counter() - start, rebuilt=stale)
-    if keys is not None and not any(k.endswith("/") for k in keys) and len(keys) <= 900:
-        # the common case, a few saved files: no need for the whole per-file table
-        paths, settle = set(keys), set[str]()
-        counts = indexed_counts(index, paths)
+        held = dict(getattr(report, "held", {}))  # the rebuild carried their last good entries over
+        done = sorted({*report.added, *report.changed, *report.removed} - held.keys()) if report else []
+        return SyncResult(updated=done, broken=held, report=report, seconds=time.perf_counter() - start,
+                          rebuilt=stale)
+    if keys is not None and not any(k.endswith("/") for k in keys):
+        paths, settle = set(keys), set[str]()  # a few saved files: no need for the whole per-file table
     else:
         paths, settle = plan(root, index.indexed_files(), keys, snapshot, Selection.of(config))
-        counts = indexed_counts(index, paths if len(paths) <= 900 else None)
-    good, broken, delta = screen(root, config, paths, counts or {}, dates)
-    result = SyncResult(updated=good, broken=broken, broken_delta=delta)
-    if good or settle:
-        result.report = index.update(sorted({*good, *settle}))
-        if getattr(result.report, "rebuilt", False):  # found damaged on the way: rebuilt from the files
-            result.rebuilt = result.report.reason
+    result = SyncResult()
+    if paths or settle:
+        report = index.update(sorted(paths | settle))
+        result.report, result.broken = report, dict(report.held)
+        result.updated = sorted(paths - report.held.keys())
+        if getattr(report, "rebuilt", False):  # found damaged on the way: rebuilt from the files
+            result.rebuilt = report.reason
     result.seconds = time.perf_counter() - start
     return result

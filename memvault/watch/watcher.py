@@ -29,7 +29,7 @@ from memvault.watch.state import (
     WatchRecord,
     now_iso,
 )
-from memvault.watch.sync import Stat, SyncResult, disk_state, indexed_counts, sync
+from memvault.watch.sync import Stat, SyncResult, disk_state, held_files, indexed_counts, sync
 from memvault.watch.threads import Committer, RecordWriter, Scanner
 
 DEFAULTS = {"debounce_ms": DEFAULT_DEBOUNCE * 1000, "max_delay_ms": DEFAULT_MAX_DELAY * 1000,
@@ -97,7 +97,6 @@ class Watcher:
         self._stopping = False
         self._record_due: float | None = None
         self._snapshot: dict[str, Stat] | None = None  # from the scanner thread, for a reconcile
-        self._broken_delta: dict[str, int] = {}  # entries on disk minus indexed, per broken file
         self._db_ino: int | None = None  # the index file the open connection belongs to
         self._recorder = RecordWriter(self.root, self.log)
         self._scanner = Scanner(self)
@@ -308,7 +307,7 @@ class Watcher:
         if self._db_ino is not None and self._index_ino() != self._db_ino:
             self.index.close()  # the next call opens the new file
         try:
-            result = sync(self.root, self.vault.config, self.index, keys, snapshot, self.vault.dates)
+            result = sync(self.root, self.vault.config, self.index, keys, snapshot)
         except Exception:
             self.index.close()  # whatever went wrong, the retry starts from a fresh connection
             raise
@@ -358,10 +357,8 @@ class Watcher:
 
     def _note_broken(self, result: SyncResult) -> None:
         for path in result.updated:
-            self._broken_delta.pop(path, None)
             if self.record.broken.pop(path, None) is not None:
                 self.log("fixed", f"{path} parses again; indexed", path=path)
-        self._broken_delta.update(result.broken_delta)
         for path, why in result.broken.items():
             if self.record.broken.get(path) != why:
                 self.record.broken[path] = why
@@ -383,15 +380,18 @@ class Watcher:
         self._reconcile()
 
     def _count(self) -> None:
-        """Files and entries in the index (one small query); entries on disk as the watcher
-        knows them: the index plus what the files that fail to parse hold now."""
+        """Files and entries in the index (two small queries); entries on disk as the watcher
+        knows them: the index plus what the files that fail to parse hold now. The files held
+        back are the index's list (whoever updated it: a search may have found one first)."""
         counts = indexed_counts(self.index)
-        if counts is None:
+        held = held_files(self.index)
+        if counts is None or held is None:
             return
         self.record.files_indexed = len(counts)
         self.record.events_indexed = sum(counts.values())
+        self.record.broken = {path: why for path, (_, _, why) in held.items()}
         if not self.record.pending:
-            self.record.events_on_disk = self.record.events_indexed + sum(self._broken_delta.values())
+            self.record.events_on_disk = self.record.events_indexed + sum(now - kept for kept, now, _ in held.values())
 
     def _write_record(self) -> None:
         self._recorder.submit(self.record)

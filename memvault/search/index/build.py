@@ -1,5 +1,8 @@
 """Full rebuild: parse every file, write a new index beside the old one, rename it into place.
 
+A file whose version on disk fails to parse and loses entries keeps the entries the old
+index holds for it, carried over (the one rule, lastgood.py), unless the old index is damaged.
+
 Readers keep the old index until the rename; a crash leaves the old index plus a temporary
 file that the next writer removes (heal.py).
 """
@@ -22,6 +25,7 @@ from memvault.parsed import parser_fingerprint
 from memvault.search.index import heal, links, store
 from memvault.search.index.engine import Doc, Engine, Progress, UpdateReport
 from memvault.search.index.files import file_docs, read_parsed, stored_stat
+from memvault.search.index.lastgood import Previous, held_reason
 from memvault.search.textproc import ANALYZER_VERSION
 
 BATCH = 5000
@@ -44,11 +48,15 @@ def build(index: Index, progress: Progress | None, note: str | None = None) -> U
     """Build the index anew; `note` (why, when the old one was damaged) is kept for status."""
     # 100k events are 100k long-lived objects: the cyclic GC would rescan them over and
     # over while they accumulate (about a tenth of the build's CPU); none of them form cycles.
-    with no_gc():
-        return _build(index, progress, note)
+    previous = Previous(index.db_path, trusted=note is None)  # note: the old index is damaged
+    try:
+        with no_gc():
+            return _build(index, progress, note, previous)
+    finally:
+        previous.close()
 
 
-def _build(index: Index, progress: Progress | None, note: str | None) -> UpdateReport:
+def _build(index: Index, progress: Progress | None, note: str | None, previous: Previous) -> UpdateReport:
     vault = index.vault
     report = UpdateReport()
     paths = list(iter_markdown(vault.root, report.problems, selection=vault.selection))
@@ -80,12 +88,18 @@ def _build(index: Index, progress: Progress | None, note: str | None) -> UpdateR
             state, events, problems = got
             report.problems += problems
             report.added.append(rel)
+            stat = stored_stat(state)
+            if (kept := previous.kept(rel, problems, len(events))) is not None:
+                why = held_reason(problems, len(kept[1]))
+                store.put_held(conn, rel, *stat, len(events), why)
+                report.held[rel] = why
+                stat, events, problems = kept
             numbered = list(enumerate(events, rowid))
             rows += [store.event_row(r, ev) for r, ev in numbered]
             docs += file_docs(numbered)
             all_events += numbered
             rowid += len(events)
-            store.put_file(conn, rel, *stored_stat(state), len(events), problems)
+            store.put_file(conn, rel, *stat, len(events), problems)
             if len(rows) >= BATCH:
                 _flush(conn, engine, rows, docs, counts)
         _flush(conn, engine, rows, docs, counts)

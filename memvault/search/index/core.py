@@ -33,6 +33,7 @@ from memvault.search import access
 from memvault.search.hits import Hit
 from memvault.search.index import files, heal, links, store
 from memvault.search.index.engine import Engine, FileState, IndexStatus, Progress, UpdateReport
+from memvault.search.index.lastgood import errors_of, held_reason, keeps_last_good
 from memvault.search.index.query import Ranker, plan_for
 from memvault.search.plan import EXHAUSTIVE, Plan
 from memvault.search.rank import make_filter
@@ -199,12 +200,17 @@ class Index:
                     gone.append(rel)
         parsed: dict[str, tuple[FileState, list[Event], list[Problem]]] = {}
         touched_stat: dict[str, FileState] = {}
+        held: dict[str, tuple[FileState, int, str]] = {}
         for n, rel in enumerate(todo, 1):
             got = files.read_parsed(self.vault, rel)
             if isinstance(got, Problem):
                 report.problems.append(got)  # keep what was indexed for it
             elif rel in indexed and got[0].sha256 == indexed[rel][2]:
                 touched_stat[rel] = got[0]
+            elif rel in indexed and (kept := self._kept(conn, rel, got)) is not None:
+                held[rel] = (got[0], len(got[1]), held_reason(got[2], kept))
+                report.held[rel] = held[rel][2]
+                report.problems += got[2]
             else:
                 parsed[rel] = got
                 report.problems += got[2]
@@ -212,13 +218,25 @@ class Index:
             if progress:
                 progress(n, len(todo))
         report.removed = sorted(gone)
-        if parsed or gone or touched_stat:
-            self._apply(conn, engine, parsed, gone, touched_stat, report)
+        if touched_stat:  # the same version as seen: a file held back is still held back
+            report.held.update((p, why) for p, (_, _, why) in store.held_files(conn).items() if p in touched_stat)
+        if parsed or gone or touched_stat or held:
+            self._apply(conn, engine, parsed, gone, touched_stat, report, held)
         return report
+
+    @staticmethod
+    def _kept(conn: sqlite3.Connection, rel: str, got: tuple[FileState, list[Event], list[Problem]]) -> int | None:
+        """The entries the index keeps for `rel` when its new version is held back (lastgood.py)."""
+        errors = errors_of(got[2])
+        if not errors:
+            return None
+        count = store.file_event_counts(conn, [rel]).get(rel)
+        return count if keeps_last_good(len(errors), len(got[1]), count) else None
 
     def _apply(self, conn: sqlite3.Connection, engine: Engine,
                parsed: dict[str, tuple[FileState, list[Event], list[Problem]]], gone: list[str],
-               touched_stat: dict[str, FileState], report: UpdateReport) -> None:
+               touched_stat: dict[str, FileState], report: UpdateReport,
+               held: dict[str, tuple[FileState, int, str]]) -> None:
         paths = list(parsed) + list(gone)
         old = store.events_of_files(conn, paths)
         report.events_removed = len(old)
@@ -243,7 +261,9 @@ class Index:
                 rowid += len(events)
                 store.put_file(conn, rel, *files.stored_stat(state), len(events), problems)
             for rel, state in touched_stat.items():
-                conn.execute("UPDATE files SET size=?, mtime_ns=?, sha256=? WHERE path=?", (*files.stored_stat(state), rel))
+                store.touch_file(conn, rel, *files.stored_stat(state))
+            for rel, (state, n_events, why) in held.items():  # rows stay those of the last good version
+                store.put_held(conn, rel, *files.stored_stat(state), n_events, why)
             store.insert_events(conn, rows)
             engine.add(docs)
             store.change_terms(conn, store.count_terms(docs), store.count_terms(old_docs))
@@ -304,6 +324,14 @@ class Index:
         """Entries the index holds per indexed file (all, or those of `paths` it holds)."""
         conn, _ = self._open()
         return store.file_event_counts(conn, paths)
+
+    def held_files(self) -> dict[str, tuple[int, int, str]]:
+        """Files failing to parse whose last good entries the index keeps:
+        path -> (entries kept, entries the failing version holds, why)."""
+        if not self.db_path.is_file():
+            return {}
+        conn, _ = self._open()
+        return store.held_files(conn)
 
     def size_bytes(self) -> int:
         """Bytes on disk of this backend's index (store and text directory)."""
@@ -380,16 +408,18 @@ class Index:
         skipped: list[Problem] = []
         disk = files.scan(self.vault.root, skipped, self.vault.selection)
         meta: dict[str, str] = {}
-        indexed: dict[str, tuple[int, int, str, int]] = {}
+        indexed: dict[str, tuple[int, int, str, int, int]] = {}
+        held: dict[str, tuple[int, int, str]] = {}
         if exists and self._conn is not None and not (reason or "").startswith("damaged"):
             meta = store.get_meta(self._conn)
             with contextlib.suppress(sqlite3.DatabaseError):
-                indexed = {r[0]: r[1:] for r in self._conn.execute("SELECT path, size, mtime_ns, sha256, events FROM files")}
+                indexed = store.file_records(self._conn)
+                held = store.held_files(self._conn)
         changed = sorted(p for p in indexed if p not in disk)
         events_disk = 0
         for rel, st in disk.items():
             if rel in indexed and tuple(indexed[rel][:2]) == st:
-                events_disk += indexed[rel][3]
+                events_disk += indexed[rel][4]  # what the version seen holds, held back or not
                 continue
             got = files.read_parsed(self.vault, rel)
             if isinstance(got, Problem):
@@ -409,5 +439,5 @@ class Index:
             changed_files=changed, last_update=datetime.fromtimestamp(last, UTC) if last else None,
             schema_version=int(meta["schema_version"]) if meta.get("schema_version", "").isdigit() else None,
             size_bytes=size, not_read=[f"{p.path}: {p.message}" for p in skipped],
-            healed=meta.get("healed") or None,
+            healed=meta.get("healed") or None, broken={p: why for p, (_, _, why) in held.items() if p in disk},
         )

@@ -60,6 +60,12 @@ class UpdateReport:
     seconds: float = 0.0
     rebuilt: bool = False
     reason: str | None = None  # why a rebuild happened
+    held: dict[str, str] = field(default_factory=dict)  # files failing to parse, last good kept: why
+
+    @property
+    def updated(self) -> list[str]:
+        """Every file whose entries this update replaced (added, changed, removed)."""
+        return sorted({*self.added, *self.changed, *self.removed})
 
     @property
     def touched(self) -> bool:
@@ -70,7 +76,7 @@ class UpdateReport:
             "added": self.added, "changed": self.changed, "removed": self.removed,
             "events_indexed": self.events_indexed, "events_removed": self.events_removed,
             "problems": [p.to_dict() for p in self.problems], "seconds": round(self.seconds, 4),
-            "rebuilt": self.rebuilt, "reason": self.reason,
+            "rebuilt": self.rebuilt, "reason": self.reason, "held": self.held,
         }
 
 
@@ -93,6 +99,7 @@ class IndexStatus:
     size_bytes: int = 0
     not_read: list[str] = field(default_factory=list)  # vault paths the layout rule skips
     healed: str | None = None  # when and why the index was last rebuilt for damage
+    broken: dict[str, str] = field(default_factory=dict)  # files failing to parse, last good kept: why
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -102,7 +109,7 @@ class IndexStatus:
             "events_on_disk": self.events_on_disk, "events_indexed": self.events_indexed,
             "changed_files": self.changed_files, "last_update": iso(self.last_update),
             "schema_version": self.schema_version, "size_bytes": self.size_bytes,
-            "not_read": self.not_read, "healed": self.healed,
+            "not_read": self.not_read, "healed": self.healed, "broken": self.broken,
         }
 
     def lines(self) -> list[str]:
@@ -116,5 +123,6 @@ class IndexStatus:
             f"  files:  {self.files_on_disk} on disk, {self.files_indexed} indexed",
             f"  events: {self.events_on_disk} on disk, {self.events_indexed} indexed",
             f"  size:   {self.size_bytes / 1048576:.1f} MB at {self.path}",
-        ] + healed + [f"  changed: {p}" for p in self.changed_files[:10]] + [
+        ] + healed + [f"  failing to parse: {why}" for why in self.broken.values()] + [
+            f"  changed: {p}" for p in self.changed_files[:10]] + [
             f"  not read: {p}" for p in self.not_read[:10]]

@@ -5,6 +5,9 @@ the same database, or a whoosh directory). Tables:
 
 - `meta`: schema version, analyzer version, config fingerprint, backend, state, last update.
 - `files`: per vault file its size, mtime_ns, sha256, event count and problems (JSON).
+- `held`: the files whose newest version fails to parse and would lose entries
+  (`lastgood.py`): the version seen (size, mtime_ns, sha256), the entries it holds, and why.
+  Their `files` row and entries stay those of the last good version.
 - `events`: one row per event; `rowid` is the document number in the text engine, `data` the
   event as JSON (so hits are built without re-reading Markdown), plus columns to filter on
   and the few a search needs to bound a candidate's score without decoding it (`Head`).
@@ -30,13 +33,17 @@ from typing import Any, NamedTuple
 from memvault.entries.model import Event, Problem
 from memvault.sqlutil import in_chunks
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
     sha256 TEXT NOT NULL, events INTEGER NOT NULL, problems TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS held (
+    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    sha256 TEXT NOT NULL, events INTEGER NOT NULL, reason TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS events (
     rowid INTEGER PRIMARY KEY, id TEXT NOT NULL, file TEXT NOT NULL, line INTEGER NOT NULL,
@@ -215,15 +222,56 @@ def load_ids(conn: sqlite3.Connection, ids: set[str]) -> list[Event]:
 
 
 def file_states(conn: sqlite3.Connection, paths: list[str] | None = None) -> dict[str, tuple[int, int, str]]:
-    """(size, mtime_ns, sha256) of every indexed file, or of just `paths`."""
-    sql = "SELECT path, size, mtime_ns, sha256 FROM files"
+    """(size, mtime_ns, sha256) of the version of every indexed file (or of just `paths`)
+    the index has seen: for a file held back, the version that failed, so an up-to-date
+    check does not read it again until it changes. (Two plain reads: a join would cost
+    every search's check a tenth more for a table that is nearly always empty.)"""
+    files, held = (_stats(conn, table, paths) for table in ("files", "held"))
+    files.update((p, st) for p, st in held.items() if p in files)
+    return files
+
+
+def _stats(conn: sqlite3.Connection, table: str, paths: list[str] | None) -> dict[str, tuple[int, int, str]]:
+    sql = f"SELECT path, size, mtime_ns, sha256 FROM {table}"
     if paths is None:
         return {p: (s, m, h) for p, s, m, h in conn.execute(sql)}
     out: dict[str, tuple[int, int, str]] = {}
     for chunk, marks in in_chunks(paths):
-        rows = conn.execute(f"{sql} WHERE path IN ({marks})", chunk)
-        out.update({p: (s, m, h) for p, s, m, h in rows})
+        out.update({p: (s, m, h) for p, s, m, h in conn.execute(f"{sql} WHERE path IN ({marks})", chunk)})
     return out
+
+
+def file_records(conn: sqlite3.Connection) -> dict[str, tuple[int, int, str, int, int]]:
+    """Per indexed file: the seen version's (size, mtime_ns, sha256), the entries the index
+    holds for it, and the entries the seen version holds (fewer for a file held back)."""
+    sql = ("SELECT f.path, coalesce(h.size, f.size), coalesce(h.mtime_ns, f.mtime_ns), "
+           "coalesce(h.sha256, f.sha256), f.events, coalesce(h.events, f.events) "
+           "FROM files f LEFT JOIN held h ON h.path = f.path")
+    return {r[0]: tuple(r[1:]) for r in conn.execute(sql)}
+
+
+def held_files(conn: sqlite3.Connection) -> dict[str, tuple[int, int, str]]:
+    """Files held back: path -> (entries kept, entries the failing version holds, why)."""
+    sql = "SELECT h.path, f.events, h.events, h.reason FROM held h JOIN files f ON f.path = h.path ORDER BY h.path"
+    return {p: (int(kept), int(now), why) for p, kept, now, why in conn.execute(sql)}
+
+
+def put_held(conn: sqlite3.Connection, path: str, size: int, mtime_ns: int, sha: str, n_events: int,
+             reason: str) -> None:
+    conn.execute("INSERT OR REPLACE INTO held VALUES (?,?,?,?,?,?)", (path, size, mtime_ns, sha, n_events, reason))
+
+
+def drop_held(conn: sqlite3.Connection, paths: list[str]) -> None:
+    for chunk, marks in in_chunks(paths):
+        conn.execute(f"DELETE FROM held WHERE path IN ({marks})", chunk)
+
+
+def touch_file(conn: sqlite3.Connection, path: str, size: int, mtime_ns: int, sha: str) -> None:
+    """Record a new stat of the version seen (same content): in `held` for a file held back."""
+    for table in ("held", "files"):
+        if conn.execute(f"UPDATE {table} SET size=?, mtime_ns=?, sha256=? WHERE path=?",
+                        (size, mtime_ns, sha, path)).rowcount:
+            return
 
 
 def file_event_counts(conn: sqlite3.Connection, paths: list[str] | None = None) -> dict[str, int]:
@@ -307,3 +355,4 @@ def delete_files(conn: sqlite3.Connection, files: list[str]) -> None:
     for chunk, marks in in_chunks(files):
         conn.execute(f"DELETE FROM events WHERE file IN ({marks})", chunk)
         conn.execute(f"DELETE FROM files WHERE path IN ({marks})", chunk)
+        conn.execute(f"DELETE FROM held WHERE path IN ({marks})", chunk)
