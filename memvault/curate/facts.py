@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from memvault.entries.timeline import STOPWORDS, stem
 
@@ -29,6 +30,8 @@ CHANGE_RE = re.compile(
     r"umgestiegen|gewechselt|umgezogen|ersetzt|geändert|erhöht|gesenkt|verschoben|verlängert|statt|"
     r"stattdessen|anstatt|nicht mehr|jetzt|nun|ab sofort|inzwischen|mittlerweile|sondern|korrektur)\b",
     re.IGNORECASE)
+NEGATION_WORDS = frozenset(
+    "not no never nor without cannot nicht kein keine keinen keinem keiner nie niemals ohne".split())
 COMPARE_RE = re.compile(r"^(?:over|than|als|statt|anstatt)$", re.IGNORECASE)
 
 _DAYS = {
@@ -43,8 +46,8 @@ _MONTHS = {
 _NUMBER_WORDS = {w: str(i) for i, ws in enumerate((
     "zero null", "one eins", "two zwei", "three drei", "four vier", "five fünf", "six sechs",
     "seven sieben", "eight acht", "nine neun", "ten zehn", "eleven elf", "twelve zwölf"), start=0)
-    for w in ws.split()}
-_NUMBER_WORDS.pop("one")  # "one of them", "the one": too often not a count
+    for w in ws.split()} | {w: str(i) for i, w in enumerate(
+        "first second third fourth fifth sixth seventh eighth ninth tenth".split(), start=1)}
 # Closed sets of words that are values: a text that says "dark" where the other says "light"
 # states something else, however many words they share.
 _CLASSES = {
@@ -65,6 +68,9 @@ _NOT_NAMES = frozenset(
     "correction decision decided observation belief fact done ok okay yes".split())
 
 
+ONE_SIDED = frozenset(("numbers", "dates"))  # "every Friday" / "every second Friday"
+
+
 @dataclass(frozen=True)
 class Facts:
     values: tuple[Value, ...]
@@ -74,20 +80,22 @@ class Facts:
     sides: tuple[tuple[str, str], ...]  # (stem, "L"/"R") near "A over B"
 
 
-def _day(word: str) -> str | None:
-    w = word.lower()
-    for en, de in _DAYS.items():
-        if w in (en, de, en + "s", de + "s") or (w == en[:3] and word[:1].isupper()):
-            return en
+_DAY_OF = {f: en for en, de in _DAYS.items() for f in (en, de, en + "s", de + "s")}
+_DAY_ABBR = {en[:3]: en for en in _DAYS}
+_MONTH_OF = {f: en for en, de in _MONTHS.items() for f in (en, de)} | {
+    en[:3]: en for en in _MONTHS if en != "may"}
+
+
+def _when(tok: str, low: str) -> str | None:
+    """A day of the week or a month; "may", "march" and "sat" are words too, so those need a capital."""
+    if low in _DAY_OF:
+        return _DAY_OF[low]
+    if tok[:1].isupper():
+        return _DAY_ABBR.get(low) or _MONTH_OF.get(low)
     return None
 
 
-def _month(word: str) -> str | None:
-    w = word.lower()
-    for en, de in _MONTHS.items():
-        if w in (en, de) or (len(w) == 3 and w == en[:3] and w != "may"):
-            return en
-    return None
+_stem = lru_cache(maxsize=65536)(stem)
 
 
 def _number_key(num: str, unit: str) -> str:
@@ -105,6 +113,7 @@ def _number_key(num: str, unit: str) -> str:
 
 _NUM_RE = re.compile(r"^(\d+(?:[.,:]\d+)*)([a-zA-Z%€$]*)$")
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_SPLIT_RE = re.compile(r"[^\w]+")
 _NAMEY_RE = re.compile(r"[a-z][A-Z]|[A-Z]{2}|\d|[a-z][./][a-z]", re.ASCII)
 
 
@@ -117,12 +126,12 @@ def _classify(tok: str, initial: bool) -> Value | None:
         return ("numbers", _number_key(m[1], m[2]), tok)
     if low in _NUMBER_WORDS:
         return ("numbers", _NUMBER_WORDS[low], tok)
-    when = _day(tok) or (_month(tok) if tok[:1].isupper() else None)  # "may", "march": verbs too
+    when = _when(tok, low)
     if when:
         return ("dates", when, tok)
-    kind = CLASS_OF.get(stem(low)) or CLASS_OF.get(low)
+    kind = CLASS_OF.get(low) or CLASS_OF.get(_stem(low))
     if kind:
-        return (kind, stem(low), tok)
+        return (kind, _stem(low), tok)
     if low in STOPWORDS or low in _NOT_NAMES or NEGATION_RE.fullmatch(low):
         return None
     if _NAMEY_RE.search(tok) and any(c.isalpha() for c in tok):
@@ -132,30 +141,48 @@ def _classify(tok: str, initial: bool) -> Value | None:
     return None
 
 
+_NUMBERS_RE = re.compile(r"(?<![\w.])(\d{4}-\d{2}-\d{2}|\d+(?:[.,:]\d+)*)(?![\w-])")
+
+
+_DIGIT_RE = re.compile(r"\d")
+
+
+def number_keys(text: str) -> set[str]:
+    """The numbers and ISO dates in `text`, as `facts` keys them (9:00 = 9): cheap, for every entry."""
+    if not _DIGIT_RE.search(text):
+        return set()
+    return {m if "-" in m else _number_key(m, "") for m in _NUMBERS_RE.findall(text)}
+
+
 def facts(text: str) -> Facts:
     values: list[Value] = []
     keys: set[str] = set()
     words: list[str] = []
-    compare_at = -1
+    compare_at, prev_end, prev = -1, 0, ""
     for m in TOKEN_RE.finditer(text):
-        tok = m.group().strip(".:'’-/")
+        gap, raw = text[prev_end:m.start()], m.group()
+        # A sentence starts the text, a line, or follows . ! ? (capitals there are not names).
+        initial = not prev or prev.endswith(".") or any(c in ".!?\n" for c in gap) or raw in "-*"
+        prev_end, prev = m.end(), raw
+        tok = raw.strip(".:'’-/")
         if tok.endswith(("'s", "’s")):
             tok = tok[:-2]
         if not tok:
             continue
-        before = text[: m.start()].rstrip()
-        initial = not before or before[-1] in ".!?\n" or before.endswith(("\n-", "\n*")) or before in "-*"
         low = tok.lower()
-        keys.update((low, stem(low)))
-        keys.update(stem(p) for p in re.split(r"[^\w]+", low) if p)
-        value = _classify(tok, initial)
+        keys.add(low)
+        keys.add(_stem(low))
+        if not low.isalnum():
+            keys.update(_stem(p) for p in _SPLIT_RE.split(low) if p)
+        # A path, a channel or a handle (/healthz, #ops-alerts, @anna) is a name however written.
+        value = ("names", low, raw) if raw[:1] in "/#@" and len(raw) > 1 else _classify(tok, initial)
         if value is not None:
             values.append(value)
             keys.add(value[1])
         if COMPARE_RE.match(tok) and compare_at < 0:
             compare_at = len(words)
         elif low not in STOPWORDS:
-            words.append(stem(low))
+            words.append(_stem(low))
     sides: tuple[tuple[str, str], ...] = ()
     if compare_at >= 0:
         sides = tuple((w, "L") for w in words[max(0, compare_at - 2):compare_at]) + tuple(
@@ -168,10 +195,11 @@ def facts(text: str) -> Facts:
 def _unmatched(mine: Facts, other: Facts, kind: str) -> list[str]:
     out = []
     for k, key, shown in mine.values:
-        if k != kind or key in other.keys or stem(key) in other.keys:
+        if k != kind or key in other.keys or _stem(key) in other.keys:
             continue
         if kind == "names" and len(key) >= 5 and key.isalpha() and any(
-                o.isalpha() and (o.startswith(key) or (len(o) >= 5 and key.startswith(o))) for o in other.keys):
+                k == "names" and o.isalpha() and (o.startswith(key) or (len(o) >= 5 and key.startswith(o)))
+                for k, o, _ in other.values):
             continue  # Frankfurt / Frankfurter, Postgres / PostgreSQL
         out.append(shown)
     return out
@@ -188,6 +216,8 @@ def facts_differ(a: Facts, b: Facts) -> str | None:
         mine, theirs = _unmatched(a, b, kind), _unmatched(b, a, kind)
         if mine and theirs:
             return f"{kind} differ: {', '.join(dict.fromkeys(mine))} / {', '.join(dict.fromkeys(theirs))}"
+        if (mine or theirs) and kind in ONE_SIDED:
+            return f"{kind} differ: {', '.join(dict.fromkeys(mine)) or 'none'} / {', '.join(dict.fromkeys(theirs)) or 'none'}"
     side_b = dict(b.sides)
     for word, side in a.sides:
         if side_b.get(word, side) != side:

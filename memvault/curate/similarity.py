@@ -10,8 +10,10 @@ otherwise identical text (docs/curate.md, "Same thing, said twice").
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
-from memvault.curate.facts import NEGATION_RE, Facts, facts, facts_differ
+from memvault.curate.facts import NEGATION_WORDS as ALL_NEGATIONS
+from memvault.curate.facts import Facts, facts, facts_differ, number_keys
 from memvault.entries.timeline import STOPWORDS, WORD_RE, stem
 
 EXTRA_STOP = frozenset({
@@ -38,13 +40,19 @@ DEFAULT_SIMILARITY = 0.6  # [curate] similarity's default
 class Sig:
     tokens: frozenset[str]
     negated: bool
-    facts: Facts | None = None
+    text: str = ""
+
+    @cached_property
+    def facts(self) -> Facts:
+        """What the text states; read only for pairs similar enough to merge (it costs ~20 µs a word)."""
+        return facts(self.text)
 
 
 _IRREGULAR = {"paid": "pay", "ran": "run", "went": "go", "sent": "send", "made": "make", "took": "take",
               "held": "hold", "kept": "keep", "bought": "buy", "chose": "choose", "chosen": "choose"}
 
 
+@lru_cache(maxsize=65536)
 def norm(word: str) -> str:
     """`stem`, a little less crude: running = run, jammed = jam, takes = take = tak, paid = pay."""
     w = stem(_IRREGULAR.get(word, word))
@@ -61,13 +69,15 @@ LIGHT = frozenset(norm(w) for w in LIGHT_WORDS)
 
 
 def signature(text: str) -> Sig:
-    words = WORD_RE.findall(text.lower())
-    found = facts(text)
+    low = text.lower()
+    words = WORD_RE.findall(low)
+    # The same test as facts.NEGATION_RE, without scanning the text with a regex again.
+    negated = not ALL_NEGATIONS.isdisjoint(words) or "n't" in low or "n’t" in low
     toks = frozenset(
         norm(w) for w in words
         if w not in STOPWORDS and w not in EXTRA_STOP and w not in NEGATION_WORDS and len(w) > 1 and not w.isdigit()
-    ) | {f"#{key}" for kind, key, _ in found.values if kind in ("numbers", "dates")}
-    return Sig(toks, bool(NEGATION_RE.search(text)), found)
+    ) | {f"#{key}" for key in number_keys(text)}  # a shared number or date counts as a shared word
+    return Sig(toks, negated, text)
 
 
 def similarity(a: Sig, b: Sig, *, guard: bool = True) -> float:
@@ -103,8 +113,7 @@ def _prefix(a: str, b: str) -> int:
 def differs(a: Sig | str, b: Sig | str) -> str | None:
     """Why two texts are different facts however many words they share, or None."""
     sa, sb = _sig(a), _sig(b)
-    fa, fb = sa.facts or facts(""), sb.facts or facts("")
-    why = facts_differ(fa, fb)
+    why = facts_differ(sa.facts, sb.facts)
     if why:
         return why
     only_a = [w for w in sa.tokens - sb.tokens if not _near(w, sb.tokens)]
