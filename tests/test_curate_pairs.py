@@ -72,6 +72,17 @@ def test_repeats_still_say_the_same(a, b):
     assert differs(a, b) is None and same_fact(a, b)
 
 
+@pytest.mark.parametrize("odd", [
+    "", "!!! ???", "9" * 5000 + "pm", "\u200b\u0301", "[[2026-02-21#16:00 - Correction]]", "#tag @ / - * 1.", "ß" * 300,
+    "Name " * 2000,
+])
+def test_odd_text_gets_an_answer_not_a_crash(odd):
+    assert differs(odd, odd) is None
+    assert isinstance(same_fact(odd, "Use Postgres for the billing service"), bool)
+    why = differs(odd, "Use 1pm for the billing service") or ""
+    assert len(why) < 200  # the reason quotes a few values, shortened
+
+
 def test_two_decisions_that_differ_in_a_name_stay_two_bullets(vault_dir, runner):
     # The repro: two decisions on two days, one word apart, became one bullet "Use Postgres..."
     # "said on 2 different days", the Redis decision surviving only as a source link.
@@ -94,3 +105,32 @@ def test_two_decisions_that_differ_in_a_name_stay_two_bullets(vault_dir, runner)
     assert vault.get(cites[pg]).content.startswith("Use Postgres for the billing service")
     assert vault.get(cites[redis]).content.startswith("Use Redis for the billing service")
     assert len([b for b in doc.bullets if "billing service" in b.event.content]) == 2
+
+
+def test_a_change_is_not_a_reconfirmation_and_a_correction_still_updates(vault_dir, runner):
+    # "Switched ... from Postgres to Redis" shares most words with the bullet "Use Postgres ...":
+    # the old rule took it for a repeat and reconfirmed the Postgres bullet with it.
+    def run(*args: str) -> str:
+        result = runner.invoke(cli, list(args), catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    run("init", str(vault_dir), "--timezone", "UTC", "--no-hook")
+    memory = vault_dir / "MEMORY.md"
+    memory.write_text("# Long-Term Memory\n\n## Decisions\n- Use Postgres for the billing service (added 2026-03-01)\n")
+    said = run("log", "--type", "decision", "--at", "2026-03-02 09:00",
+               "Switched the billing service from Postgres to Redis").strip()
+    plan = json.loads(run("curate", "--json", "--at", "2026-03-03 12:00"))
+    assert [(p["kind"], p["entries"]) for p in plan["proposals"]] == [("add", [said])]
+
+    memory.write_text("# Long-Term Memory\n\n## Decisions\n- Use Postgres for the billing service (added 2026-03-01)\n")
+    (vault_dir / "memory" / "2026-03-02.md").unlink()
+    fixed = run("log", "--type", "correction", "--at", "2026-03-02 10:00",
+                "Switched the billing service from Postgres to Redis").strip()
+    run("curate", "--yes", "--at", "2026-03-03 12:00")
+    vault = Vault.open(vault_dir)
+    doc = load_doc(memory.read_bytes(), vault.config)
+    assert len(doc.bullets) == 1
+    bullet = vault.get(curated_sources(vault.timeline, doc)[fixed])
+    assert bullet.content.startswith("Switched the billing service from Postgres to Redis")
+    assert bullet.previous == "Use Postgres for the billing service"

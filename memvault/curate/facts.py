@@ -106,7 +106,7 @@ def _number_key(num: str, unit: str) -> str:
     unit = unit.lower()
     if unit in ("st", "nd", "rd", "th", "am", "h", "uhr"):
         unit = ""
-    if unit == "pm" and len(parts) <= 2 and parts[0].isdigit() and int(parts[0]) < 12:
+    if unit == "pm" and len(parts) <= 2 and len(parts[0]) <= 2 and int(parts[0]) < 12:
         parts[0], unit = str(int(parts[0]) + 12), ""
     return ":".join(parts) + unit
 
@@ -174,8 +174,8 @@ def facts(text: str) -> Facts:
         keys.add(_stem(low))
         if not low.isalnum():
             keys.update(_stem(p) for p in _SPLIT_RE.split(low) if p)
-        # A path, a channel or a handle (/healthz, #ops-alerts, @anna) is a name however written.
-        value = ("names", low, raw) if raw[:1] in "/#@" and len(raw) > 1 else _classify(tok, initial)
+        # A path or a handle (/healthz, @anna) is a name however written; `#word` is a tag, not a fact.
+        value = ("names", low, raw) if raw[:1] in "/@" and len(raw) > 1 else _classify(tok, initial)
         if value is not None:
             values.append(value)
             keys.add(value[1])
@@ -193,15 +193,20 @@ def facts(text: str) -> Facts:
 
 
 def _unmatched(mine: Facts, other: Facts, kind: str) -> list[str]:
-    out = []
+    """`mine`'s values of `kind` that `other` does not say, as written (at most 3, shortened)."""
+    out: list[str] = []
+    names = [o for k, o, _ in other.values if k == "names" and o.isalpha() and len(o) >= 5][:200]
     for k, key, shown in mine.values:
         if k != kind or key in other.keys or _stem(key) in other.keys:
             continue
         if kind == "names" and len(key) >= 5 and key.isalpha() and any(
-                k == "names" and o.isalpha() and (o.startswith(key) or (len(o) >= 5 and key.startswith(o)))
-                for k, o, _ in other.values):
+                o.startswith(key) or key.startswith(o) for o in names):
             continue  # Frankfurt / Frankfurter, Postgres / PostgreSQL
-        out.append(shown)
+        shown = shown if len(shown) <= 40 else shown[:39] + "…"
+        if shown not in out:
+            out.append(shown)
+            if len(out) == 3:
+                break
     return out
 
 
@@ -215,9 +220,9 @@ def facts_differ(a: Facts, b: Facts) -> str | None:
     for kind in kinds:
         mine, theirs = _unmatched(a, b, kind), _unmatched(b, a, kind)
         if mine and theirs:
-            return f"{kind} differ: {', '.join(dict.fromkeys(mine))} / {', '.join(dict.fromkeys(theirs))}"
+            return f"{kind} differ: {', '.join(mine)} / {', '.join(theirs)}"
         if (mine or theirs) and kind in ONE_SIDED:
-            return f"{kind} differ: {', '.join(dict.fromkeys(mine)) or 'none'} / {', '.join(dict.fromkeys(theirs)) or 'none'}"
+            return f"{kind} differ: {', '.join(mine) or 'none'} / {', '.join(theirs) or 'none'}"
     side_b = dict(b.sides)
     for word, side in a.sides:
         if side_b.get(word, side) != side:

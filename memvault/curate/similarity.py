@@ -116,10 +116,13 @@ def differs(a: Sig | str, b: Sig | str) -> str | None:
     why = facts_differ(sa.facts, sb.facts)
     if why:
         return why
-    only_a = [w for w in sa.tokens - sb.tokens if not _near(w, sb.tokens)]
-    only_b = [w for w in sb.tokens - sa.tokens if not _near(w, sa.tokens)]
+    only_a, only_b = sa.tokens - sb.tokens, sb.tokens - sa.tokens
+    if len(only_a) > 8 or len(only_b) > 8:
+        return None  # not a swap of a word or two (and comparing prefixes would cost |a|·|b|)
+    only_a = frozenset(w for w in only_a if not _near(w, sb.tokens))
+    only_b = frozenset(w for w in only_b if not _near(w, sa.tokens))
     if 1 <= len(only_a) <= 2 and 1 <= len(only_b) <= 2 and len(sa.tokens & sb.tokens) >= 2 \
-            and not LIGHT.intersection(only_a + only_b):
+            and LIGHT.isdisjoint(only_a | only_b):
         # A word or two swapped in a text that otherwise says the same: those words are the fact.
         return f"words differ: {' '.join(sorted(only_a))} / {' '.join(sorted(only_b))}"
     return None
