@@ -197,7 +197,8 @@ def explain(plan: Plan, vault: ParsedVault, entry: str | None = None) -> list[di
     for d in chosen:
         ev = tl.by_id[d.entry]
         out.append({"id": d.entry, "type": ev.type, "chosen": d.chosen, "proposal": d.facts.get("proposal"),
-                    "reason": d.reason, "file": ev.file, "line": ev.line,
+                    "reason": "; ".join(filter(None, (d.reason, d.facts.get("kept_apart")))),
+                    "file": ev.file, "line": ev.line,
                     "timestamp": ev.timestamp.isoformat() if ev.timestamp else None})
     out.sort(key=lambda x: (x["timestamp"] or "", x["file"], x["line"]))
     return out

@@ -15,7 +15,7 @@ from typing import Any
 from memvault.check.secrets.scan import find_secrets
 from memvault.config.curate import Settings
 from memvault.curate.document import Bullet, MemoryDoc, plain_text
-from memvault.curate.similarity import Sig, signature, similarity
+from memvault.curate.similarity import Sig, differs, signature, similarity
 from memvault.entries import decay
 from memvault.entries.markdown import link_parts
 from memvault.entries.model import Event
@@ -99,6 +99,7 @@ class _Selector:
         self.bullet_sig = {b.id: signature(plain_text(doc.lines[b.start]) + " " + "\n".join(
             doc.lines[b.start + 1 : b.end])) for b in doc.bullets}
         self.decisions: dict[str, Decision] = {}
+        self.kept_apart: dict[str, tuple[float, str, str]] = {}  # node -> (score, other node, why)
         self.sigs: dict[str, Sig] = {}
         self.block_ids = doc.block_ids()
         self.horizon = self._horizon()
@@ -365,7 +366,11 @@ class _Selector:
                 score = similarity(mine, nodes[other])
                 kind = other[0]
                 if score >= self.s.similarity and (kind not in best or score > best[kind][0]):
-                    best[kind] = (score, other)
+                    why = differs(mine, nodes[other])
+                    if why is None:
+                        best[kind] = (score, other)
+                    elif score > self.kept_apart.get(key, (0.0,))[0]:
+                        self.kept_apart[key] = (score, other, why)
         for kind in ("b", "c", "e"):
             if kind in best:
                 return best[kind][1]
@@ -439,13 +444,15 @@ class _Selector:
             return self.bullets.get(eid)
         if eid in self.curated_by:
             return self.bullets.get(self.curated_by[eid])
-        return self._most_similar_bullet(self.sig(ev))
+        return self._most_similar_bullet(self.sig(ev), same=True)
 
-    def _most_similar_bullet(self, sig: Sig) -> Bullet | None:
+    def _most_similar_bullet(self, sig: Sig, *, same: bool = False) -> Bullet | None:
+        """The closest bullet; with `same`, only one that says the same (a correction's own text
+        differs from what it corrects by design, so it is matched on words alone)."""
         best, score = None, 0.0
         for bid, bsig in self.bullet_sig.items():
             value = similarity(sig, bsig, guard=False)
-            if value >= self.s.similarity and value > score:
+            if value >= self.s.similarity and value > score and not (same and differs(sig, bsig)):
                 best, score = bid, value
         return self.bullets[best] if best is not None else None
 
@@ -487,7 +494,14 @@ class _Selector:
 def select(tl: Timeline, doc: MemoryDoc, settings: Settings, *, at: datetime, since: datetime | None,
            recalls: dict[str, Access]) -> Selection:
     """Decide, for every log entry, whether and how it goes into MEMORY.md."""
-    return _Selector(tl, doc, settings, at, since, recalls).run()
+    selector = _Selector(tl, doc, settings, at, since, recalls)
+    selection = selector.run()
+    for key, (_, other, why) in selector.kept_apart.items():
+        decision = selection.decisions.get(key[2:])
+        if decision is not None:  # `--explain` says why a similar text was not merged
+            name = ("bullet " if other[0] == "b" else "entry ") + other[2:]
+            decision.facts["kept_apart"] = f"not merged with {name}: {why}"
+    return selection
 
 
 def prose_lines(text: str) -> list[str]:
