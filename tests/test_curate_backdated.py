@@ -224,3 +224,16 @@ def test_since_names_the_window_itself(curated, runner):
     backdated_decision(runner)
     p = plan(curated, since=_when(Vault.open(curated), "2026-02-22 00:00"))
     assert p.since_from == "option" and not p.record_used and not p.proposals
+
+
+def test_a_curation_at_an_earlier_time_keeps_what_a_later_one_considered(curated, runner):
+    # The marker never moves back; neither does the record: entries the later curation saw stay seen,
+    # and entries dated after an `--at` curation's time were not seen by it.
+    seen = log(runner, "Staging deploys need the VPN since the audit", "2026-02-23 09:00", "--type", "decision")
+    run(runner, "curate", "-i", "--at", LATER, input="n\n")
+    later = log(runner, "Release notes go out on Thursdays", "2026-02-23 18:00", "--type", "decision")
+    early = log(runner, "Use Postgres for the billing service", "2026-02-21 16:00", "--type", "decision")
+    run(runner, "curate", "-i", "--at", "2026-02-22 18:00", input="n\n")
+    p = plan(curated, at="2026-02-24 12:00")
+    assert [x.entries for x in p.proposals] == [(later,)]  # `seen` and the skipped `early` stay seen
+    assert {seen, early} <= p.seen

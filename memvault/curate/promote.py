@@ -84,7 +84,7 @@ def plan_curation(
         at=at, since=since, since_from=since_from, path=path, archive_path=vault.root / settings.archive_file,
         digest=digest(raw), doc=doc, settings=settings, proposals=proposals, decisions=sel.decisions,
         stale=stale_bullets(tl, doc, settings, at, recalls, sel.curated_by),
-        seen=_seen(tl, sel.decisions, at), record_used=record is not None,
+        seen=_seen(tl, sel.decisions, at) | (record or frozenset()), record_used=record is not None,
     )
     plan.archives = archives_for(plan)
     check_fence(plan)
@@ -93,7 +93,8 @@ def plan_curation(
 
 def _seen(tl: Timeline, decisions: Mapping[str, Decision], at: datetime) -> frozenset[str]:
     """Every log entry a completed review has considered: all dated up to `at` (one before the
-    window was considered by an earlier curation, or `--since` chose to pass it over)."""
+    window was considered by an earlier curation, or `--since` chose to pass it over). The plan
+    adds the record it used: a curation `--at` an earlier time keeps what a later one saw."""
     return frozenset(eid for eid in decisions
                      if (ts := tl.by_id[eid].timestamp) is None or ts <= at)
 
