@@ -88,6 +88,8 @@ def _hits_text(items: list[dict]) -> str:
     for i, d in enumerate(items, 1):
         status = "" if d["status"] == "live" else f"  [{d['status']}" + (
             f" by {d['superseded_by']}]" if d["superseded_by"] else "]")
+        if d.get("sources_superseded_by"):
+            status += f"  [sources superseded by {d['sources_superseded_by']}]"
         nearby = "" if d.get("matched", True) else "  (found through nearby entries)"
         head = f"{i:>2}. {d['score']:.3f}  {d['id']}  {d['type']}  {d['location']}{status}{nearby}{folded_sources(d)}"
         out.append(head)

@@ -70,6 +70,10 @@ class Plan:
     stale: list[StaleBullet]
     archives: list[Proposal] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # The log entries this curation considers (all dated up to `at`), recorded when a review
+    # completes; and whether the last curation's record was used (curate/considered.py).
+    seen: frozenset[str] = frozenset()
+    record_used: bool = False
 
 
 def chosen_lines(plan: Plan, choice: Mapping[str, tuple[str, ...]] | None) -> dict[str, tuple[str, ...]]:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.config.curate import Settings
+from memvault.curate import considered
 from memvault.curate.budget import (
     archives_for,
     budget,
@@ -32,8 +33,9 @@ from memvault.curate.budget import (
 from memvault.curate.document import load_doc
 from memvault.curate.plan import Plan, Proposal, chosen_lines
 from memvault.curate.proposals import proposals as make_proposals
-from memvault.curate.render import diff, render
-from memvault.curate.select import select
+from memvault.curate.render import diff, marker_time, records_point, render
+from memvault.curate.select import Decision, select
+from memvault.entries.timeline import Timeline
 from memvault.errors import InputError, MemvaultError
 from memvault.fsio import append_spacing, decode_text, encode_like, locked, rewrite
 from memvault.layout import MEMORY_FILE, read_file, writable
@@ -74,16 +76,27 @@ def plan_curation(
         since, since_from = doc.marker_at, "marker"
     tl = vault.timeline
     recalls = access.stats(vault.root)
-    sel = select(tl, doc, settings, at=at, since=since, recalls=recalls)
+    # `--since` names the window itself; only the marker's window is widened by the record.
+    record = considered.load(vault.root, doc.marker_at) if since_from == "marker" else None
+    sel = select(tl, doc, settings, at=at, since=since, recalls=recalls, considered=record)
     proposals = make_proposals(sel, tl, doc, settings)
     plan = Plan(
         at=at, since=since, since_from=since_from, path=path, archive_path=vault.root / settings.archive_file,
         digest=digest(raw), doc=doc, settings=settings, proposals=proposals, decisions=sel.decisions,
         stale=stale_bullets(tl, doc, settings, at, recalls, sel.curated_by),
+        seen=_seen(tl, sel.decisions, at) | (record or frozenset()), record_used=record is not None,
     )
     plan.archives = archives_for(plan)
     check_fence(plan)
     return plan
+
+
+def _seen(tl: Timeline, decisions: Mapping[str, Decision], at: datetime) -> frozenset[str]:
+    """Every log entry a completed review has considered: all dated up to `at` (one before the
+    window was considered by an earlier curation, or `--since` chose to pass it over). The plan
+    adds the record it used: a curation `--at` an earlier time keeps what a later one saw."""
+    return frozenset(eid for eid in decisions
+                     if (ts := tl.by_id[eid].timestamp) is None or ts <= at)
 
 
 def check_fence(plan: Plan) -> None:
@@ -129,6 +142,8 @@ def apply(vault: ParsedVault, plan: Plan, choice: Mapping[str, tuple[str, ...]] 
             _append_archive(plan, archived)
         if new_text != old_text:
             rewrite(plan.path, partial(_reviewed, plan, new_text.encode("utf-8"), bool(archived)), what=MEMORY_FILE)
+        if records_point(plan, chosen, complete):  # after MEMORY.md: the record is only ever behind it
+            considered.save(vault.root, marker_time(plan), plan.seen)
     size = budget(plan, chosen, archived)
     size["after"] = measure(new_text)
     size["over"] = over_budget(size["after"], plan.settings)

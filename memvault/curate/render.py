@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
+from datetime import datetime
 
 from memvault.curate.document import (
     DEFAULT_TITLE,
@@ -51,7 +52,7 @@ def render(plan: Plan, choice: Mapping[str, tuple[str, ...]] | None = None,
     tail = tail_index(doc)
     if new_sections:
         splices.append(Splice(tail, tail, tuple(_section_block(doc, tail, new_sections)), order=0))
-    if complete and (chosen or plan.proposals or plan.archives):
+    if records_point(plan, chosen, complete):
         splices.append(_marker_splice(plan))
     return apply_splices(doc, splices)
 
@@ -68,9 +69,19 @@ def _section_block(doc: MemoryDoc, tail: int, sections: list[tuple[str, list[str
     return block
 
 
+def records_point(plan: Plan, chosen: Mapping[str, tuple[str, ...]], complete: bool) -> bool:
+    """Whether writing this choice records the curation point (the marker, and what was considered)."""
+    return complete and bool(chosen or plan.proposals or plan.archives)
+
+
+def marker_time(plan: Plan) -> datetime:
+    """The curation point a completed review leaves in MEMORY.md: never moved backwards."""
+    return max(plan.at, plan.doc.marker_at) if plan.doc.marker_at else plan.at
+
+
 def _marker_splice(plan: Plan) -> Splice:
     doc = plan.doc
-    when = max(plan.at, doc.marker_at) if doc.marker_at else plan.at
+    when = marker_time(plan)
     if doc.marker_line is not None:
         return Splice(doc.marker_line, doc.marker_line + 1, (marker_line(when),))
     index = tail_index(doc)

@@ -201,7 +201,8 @@ def window(plan: Plan) -> str:
     if plan.since is None:
         return "every live entry" + (" (--all)" if plan.since_from == "all" else " (no earlier curation)")
     where = "last curation, from MEMORY.md" if plan.since_from == "marker" else "--since"
-    return f"entries since {plan.since.isoformat()} ({where})"
+    also = ", and entries logged since with an earlier time" if plan.record_used else ""
+    return f"entries since {plan.since.isoformat()} ({where}){also}"
 
 
 def budget_line(b: dict[str, Any]) -> str:

@@ -92,8 +92,9 @@ def curated_sources(tl: Timeline, doc: MemoryDoc) -> dict[str, str]:
 
 class _Selector:
     def __init__(self, tl: Timeline, doc: MemoryDoc, s: Settings, at: datetime, since: datetime | None,
-                 recalls: dict[str, Access]):
+                 recalls: dict[str, Access], considered: frozenset[str] | None = None):
         self.tl, self.doc, self.s, self.at, self.since, self.recalls = tl, doc, s, at, since, recalls
+        self.considered = considered  # what the last completed curation looked at (curate/considered.py)
         self.curated_by = curated_sources(tl, doc)
         self.bullets = {b.id: b for b in doc.bullets}
         self.bullet_sig = {b.id: signature(plain_text(doc.lines[b.start]) + " " + "\n".join(
@@ -218,6 +219,14 @@ class _Selector:
             return "no earlier curation"
         if ev.timestamp is not None and ev.timestamp > self.since:
             return "written since the last curation"
+        if self.considered is not None and ev.id not in self.considered:
+            return "logged since the last curation, with an earlier time"
+        if self.considered is None:
+            # Without a record of what was considered, a correction of a bullet may never have
+            # been seen (logged later with an earlier time): proposing it again is the safe side.
+            fix = self._correction_target([ev])
+            if fix is not None and fix[2] == "update":
+                return f"corrects bullet {fix[0].id}, which does not say it yet"
         for rid in self.reconfirmers(ev):
             ts = self.tl.by_id[rid].timestamp
             if ts is not None and ts > self.since:
@@ -395,12 +404,12 @@ class _Selector:
             merits = [f"{m.id}: {', '.join(self.merits(m))}" for m in members if self.merits(m)]
         if days >= self.s.min_days:
             merits.append(f"said on {days} different days")
-        if not merits and not bullet_ids:
+        update = self._correction_target(members)
+        if not merits and not bullet_ids and update is None:
             for m in members:
                 if m.id in new:
                     self._leave(m, self.shortfalls(m, days))
             return None
-        update = self._correction_target(members)
         if update is not None:
             bullet, corr, kind = update
             if kind == "reconfirm":
@@ -492,9 +501,11 @@ class _Selector:
 
 
 def select(tl: Timeline, doc: MemoryDoc, settings: Settings, *, at: datetime, since: datetime | None,
-           recalls: dict[str, Access]) -> Selection:
-    """Decide, for every log entry, whether and how it goes into MEMORY.md."""
-    selector = _Selector(tl, doc, settings, at, since, recalls)
+           recalls: dict[str, Access], considered: frozenset[str] | None = None) -> Selection:
+    """Decide, for every log entry, whether and how it goes into MEMORY.md. An entry dated at or
+    before `since` is new only if something new happened to it, it is not in `considered` (when
+    given: the entries the last curation looked at), or it corrects a bullet that does not say it."""
+    selector = _Selector(tl, doc, settings, at, since, recalls, considered)
     selection = selector.run()
     for key, (_, other, why) in selector.kept_apart.items():
         decision = selection.decisions.get(key[2:])

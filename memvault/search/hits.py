@@ -33,6 +33,7 @@ class Hit:
     content: str = ""
     kind: str = "log"
     matched: bool = True  # the entry itself holds a query word (not only its neighbours)
+    sources_superseded_by: str | None = None  # a bullet whose every source is superseded (rank.py)
     entry: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     event: Event | None = field(default=None, repr=False, compare=False)
 
@@ -53,5 +54,5 @@ class Hit:
             },
             "snippet": self.snippet, "tags": list(self.tags), "status": self.status,
             "superseded_by": self.superseded_by, "title": self.title, "content": self.content,
-            "kind": self.kind, "matched": self.matched,
+            "kind": self.kind, "matched": self.matched, "sources_superseded_by": self.sources_superseded_by,
         }

@@ -158,15 +158,35 @@ def _hit(ev: Event, relevance: float, status: str, timeline: Timeline, at: datet
     imp = importance_of(ev, w)
     conf = timeline.confidence(ev, at)
     score = combine(relevance, imp, rec, conf, w)
-    if status != "live":
+    stale = sources_superseded(ev, timeline, at) if status == "live" else None
+    if status != "live" or stale is not None:
         score *= w.superseded_factor
     return Hit(
         id=ev.id, type=ev.type, timestamp=ev.timestamp, file=ev.file, line=ev.line,
         end_line=ev.end_line, score=score, relevance=relevance, importance=imp, recency=rec,
         confidence=conf, snippet="", tags=ev.tags,
         status=status, superseded_by=timeline.superseder_at(ev, at), title=ev.title,
-        content=ev.content, kind=ev.kind, event=ev,
+        content=ev.content, kind=ev.kind, event=ev, sources_superseded_by=stale,
     )
+
+
+def sources_superseded(ev: Event, timeline: Timeline, at: datetime) -> str | None:
+    """For a curated bullet every source of which is superseded by `at`: what superseded the last
+    one it names (the bullet states what the logs corrected, e.g. after a backdated correction curate
+    has not applied yet); else None. It ranks as a superseded entry does: scored down, never above
+    that entry. A source the timeline cannot resolve counts as live (the index ranks over the
+    candidates' timeline, which holds a source only when the query found it too)."""
+    if ev.kind != "curated" or not ev.sources:
+        return None
+    ids = timeline.source_ids(ev)
+    if len(ids) < len(ev.sources):
+        return None
+    by = None
+    for sid in ids:
+        by = timeline.superseder_at(timeline.by_id[sid], at)
+        if by is None:
+            return None
+    return by
 
 
 def _after_superseders(hits: list[Hit]) -> list[Hit]:
@@ -183,7 +203,7 @@ def _after_superseders(hits: list[Hit]) -> list[Hit]:
             place(w)
 
     for h in hits:
-        sup = h.superseded_by
+        sup = h.superseded_by or h.sources_superseded_by
         if sup and sup in ids and sup not in placed:
             waiting.setdefault(sup, []).append(h)
         else:
