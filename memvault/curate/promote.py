@@ -34,7 +34,7 @@ from memvault.curate.plan import Plan, Proposal, chosen_lines
 from memvault.curate.proposals import proposals as make_proposals
 from memvault.curate.render import diff, render
 from memvault.curate.select import select
-from memvault.errors import InputError, MemvaultError
+from memvault.errors import InputError, MemvaultError, WriteConflict
 from memvault.fsio import append_spacing, decode_text, encode_like, locked, rewrite
 from memvault.layout import MEMORY_FILE, read_file, writable
 from memvault.parsed import ParsedVault
@@ -42,7 +42,7 @@ from memvault.search import access
 from memvault.write.guard import added_lines, check_written
 
 
-class StaleMemory(MemvaultError):
+class StaleMemory(WriteConflict):  # code "conflict" (memvault/errors.py)
     """MEMORY.md changed on disk between the proposal and the write."""
 
 

@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 
 from memvault.entries.model import Event
 from memvault.entries.timeline import Timeline
-from memvault.errors import NotFoundError
+from memvault.errors import Ambiguous, NotFoundError
 
 __all__ = ["at_place", "find_event", "place"]
 
@@ -69,7 +69,7 @@ def find_event(timeline: Timeline, spec: str, files: Collection[str], root: str 
     if starting:  # what was typed is the start of ids: a reference's looser match would guess
         starting.sort()
         more = f" and {len(starting) - LISTED} more" if len(starting) > LISTED else ""
-        raise NotFoundError(f"{spec!r} starts {len(starting)} ids: {', '.join(starting[:LISTED])}{more}; give more of one")
+        raise Ambiguous(f"{spec!r} starts {len(starting)} ids: {', '.join(starting[:LISTED])}{more}; give more of one")
     res = timeline.index.resolve(spec)
     if res.target is not None:
         return by_id[res.target]
