@@ -7,6 +7,7 @@ inherits its parent's code. `file` and `line` name the place an error is about, 
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 
@@ -15,7 +16,7 @@ class MemvaultError(Exception):
 
     code = "error"
 
-    def __init__(self, message: str = "", *, file: str | None = None, line: int | None = None):
+    def __init__(self, message: str = "", *, file: str | os.PathLike[str] | None = None, line: int | None = None):
         super().__init__(message)
         self.file = None if file is None else str(file)
         self.line = line

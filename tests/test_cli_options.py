@@ -176,6 +176,20 @@ def test_an_error_about_a_place_names_its_file_and_line(runner, vault_dir):
     assert result.exit_code == 1
     error = json.loads(result.stderr)["error"]
     assert error["code"] == "config" and error["file"].endswith("memvault.toml") and error["line"] == 4, error
+    (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n')
+    # a daily log with a byte that is not UTF-8: logging into it would rewrite that byte
+    (vault_dir / "memory" / "2026-02-21.md").write_bytes(b"# 2026-02-21\n\n## 09:00 - Belief\nUser mag Tee \xe4\n")
+    result = runner.invoke(cli, ["log", "--at", "2026-02-21 10:00", "noch einer", "--json"])
+    error = json.loads(result.stderr)["error"]
+    assert result.exit_code == 1 and error["code"] == "refused", error
+    assert (error["file"], error["line"]) == ("memory/2026-02-21.md", 4), error
+    # a code block MEMORY.md never closes: curate says where
+    (vault_dir / "MEMORY.md").write_text("# M\n\n```\nnever closed\n\n## Decisions\n")
+    (vault_dir / "memory" / "2026-02-21.md").write_text("# 2026-02-21\n\n## 14:30 - Decision\nShip the beta in März\n")
+    result = runner.invoke(cli, ["curate", "--dry-run", "--at", "2026-02-22", "--json"])
+    error = json.loads(result.stderr)["error"]
+    assert result.exit_code == 1 and error["code"] == "refused" and error["line"] == 3, error
+    assert error["file"].endswith("MEMORY.md"), error
 
 
 def test_a_missing_vault_before_the_subcommand_is_json_too(runner, tmp_path):
@@ -236,3 +250,21 @@ def test_every_error_code_is_documented_with_its_exit_status():
     doc = (Path(__file__).parent.parent / "docs" / "cli.md").read_text()
     for code, status in table.items():
         assert f"| `{code}` | {status} |" in doc
+
+
+def test_a_secret_in_an_edited_bullet_is_not_used_and_the_review_goes_on(runner, week, monkeypatch):
+    # A secret is a refusal now (exit 1), no longer an InputError: the review must still catch it.
+    import shlex
+    import sys
+
+    from tests.conftest import DATA
+
+    editor = DATA / "curate_tools" / "fake_editor.py"
+    monkeypatch.setenv("EDITOR", f"{shlex.quote(sys.executable)} {shlex.quote(str(editor))}")
+    monkeypatch.setenv("FAKE_EDIT_RAW", "- Atlas DB password=hunter2hunter2\n")
+    before = (week / "MEMORY.md").read_bytes()
+    result = runner.invoke(cli, ["curate", "-i", "--at", "2026-02-22 12:00"], input="e\nn\nq\n")
+    assert result.exit_code == 0, result.output
+    assert "not used: refusing to write the edited bullet" in result.output and "hunter2" not in result.output
+    assert "stopped; nothing was written" in result.output
+    assert (week / "MEMORY.md").read_bytes() == before
