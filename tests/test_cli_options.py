@@ -84,6 +84,26 @@ def test_vault_goes_after_the_subcommand_and_its_arguments(runner, tmp_path, mon
     assert error["code"] == "vault_missing" and missing in error["message"], error
 
 
+@pytest.mark.parametrize("name", sorted(set(ARGS) - NO_VAULT))
+def test_json_before_the_subcommand_is_the_same_as_after(runner, tmp_path, monkeypatch, name: str):
+    monkeypatch.delenv("MEMVAULT_VAULT")
+    monkeypatch.chdir(tmp_path)
+    missing = str(tmp_path / "nirgendwo")
+    result = runner.invoke(cli, ["--json", *name.split(), *ARGS[name], "--vault", missing])
+    assert result.exit_code == 1, result.output
+    assert json.loads(result.stderr)["error"]["code"] == "vault_missing"
+
+
+def test_json_before_the_subcommand_gives_json_output(runner, sample_vault):
+    first = runner.invoke(cli, ["--json", "list"])
+    assert first.exit_code == 0 and json.loads(first.stdout) == json.loads(runner.invoke(cli, ["list", "--json"]).stdout)
+    assert json.loads(runner.invoke(cli, ["--json", "show", "2026-02-14T14:30"]).stdout)["id"] == "2026-02-14T14:30"
+    for name in sorted(NO_JSON):  # a command without --json says so, in JSON, and does nothing
+        result = runner.invoke(cli, ["--json", name, str(sample_vault / "neu")])
+        assert result.exit_code == 2 and "has no --json" in json.loads(result.stderr)["error"]["message"]
+        assert not (sample_vault / "neu").exists()
+
+
 def test_vault_after_the_subcommand_reads_that_vault(runner, tmp_path, monkeypatch):
     here, there = plain_vault(tmp_path / "here"), plain_vault(tmp_path / "Ordner mit Ümlaut")
     (there / "memory" / "2026-02-21.md").write_text("# 2026-02-21\n\n## 09:00 - Belief\nUser trinkt lieber Kaffee\n")

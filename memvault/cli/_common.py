@@ -22,6 +22,7 @@ from memvault.textsafety import dumps_json, printable
 
 VAULT_HELP = "Vault directory. Default: $MEMVAULT_VAULT, else the nearest memvault.toml above here."
 VAULT_KEY = "memvault.vault"  # ctx.meta: the --vault given after the subcommand, if any
+JSON_FIRST = "memvault.json_first"  # ctx.meta: --json given before the subcommand
 
 
 def _remember_vault(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -53,6 +54,8 @@ class MemvaultCommand(_SharedOptions, click.Command):
     """A command whose usage errors show its own usage line (`memvault log ...`)."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        if ctx.meta.get(JSON_FIRST) and not any("--json" in getattr(p, "opts", ()) for p in self.params):
+            raise click.UsageError(f"{ctx.command_path} has no --json (it was given before the subcommand)", ctx)
         with mapped_errors(ctx):
             return super().invoke(ctx)
 
@@ -84,6 +87,8 @@ class MemvaultGroup(_SharedOptions, click.Group):
 
 @click.group(cls=MemvaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--vault", "vault_path", envvar="MEMVAULT_VAULT", type=click.Path(file_okay=False), help=VAULT_HELP)
+@click.option("--json", is_flag=True, expose_value=False, callback=lambda ctx, _, on: _remember_json(ctx, on),
+              help="Print JSON for programs: the same as --json after the subcommand.")
 @click.version_option(package_name="memvault")
 @click.pass_context
 def cli(ctx: click.Context, vault_path: str | None) -> None:
@@ -163,7 +168,18 @@ def open_vault(ctx: click.Context):  # -> Vault, imported lazily to keep start-u
     return ctx.with_resource(Vault.open(path))
 
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for programs.")
+def _remember_json(ctx: click.Context, on: bool) -> None:
+    if on:
+        ctx.meta[JSON_FIRST] = True
+
+
+def _json_first() -> bool:
+    """--json's default: whether it came before the subcommand (`memvault --json list`)."""
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.meta.get(JSON_FIRST))
+
+
+json_option = click.option("--json", "as_json", is_flag=True, default=_json_first, help="Print JSON for programs.")
 
 
 def emit(data: Any, as_json: bool, text: Callable[[Any], str] | None = None,

@@ -12,9 +12,10 @@ CONVENTIONS = """\
 - `--vault DIR` goes before the subcommand or anywhere after it, arguments included
   (`memvault search tea --vault ~/memory`); one after the subcommand wins over one before it,
   and both over `$MEMVAULT_VAULT`. `init`, `adopt` and `demo` take a DIRECTORY instead.
-- `--json` (every command but `init` and `demo`) goes anywhere after the subcommand. The result
-  is JSON on stdout; an error is one line of JSON on stderr (below), and a notice memvault
-  prints on its own (an index rebuilt, a stale lock removed) is a line `{"notice": {"message": ...}}`.
+- `--json` (every command but `init` and `demo`) goes before the subcommand or anywhere after
+  it. The result is JSON on stdout; an error is one line of JSON on stderr (below), and a notice
+  memvault prints on its own (an index rebuilt, a stale lock removed) is a line
+  `{"notice": {"message": ...}}`.
 - `-n/--limit N` wherever a command caps how many results it prints (`search`, `asof`).
 - `--since T` / `--until T` wherever a command considers a window of time (`list`, `search`,
   `changes`, `curate`, where `--until` is also spelled `--at`). A single point in time is an
