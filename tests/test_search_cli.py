@@ -124,7 +124,7 @@ def test_status_command(vault_dir, runner):
 def test_bad_input_is_reported(vault_dir, runner):
     setup(vault_dir)
     result = runner.invoke(cli, ["search", "--backend", "lucene", "x"])
-    assert result.exit_code == 1 and "unknown index backend 'lucene'" in result.output
+    assert result.exit_code == 2 and "unknown index backend 'lucene'" in result.output  # a usage error
     result = runner.invoke(cli, ["search", "--limit", "0", "x"])
     assert result.exit_code == 2
     result = runner.invoke(cli, ["search", "--since", "someday", "x"])

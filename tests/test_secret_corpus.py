@@ -117,7 +117,7 @@ def test_findings_never_echo_a_corpus_value():
 def test_log_refuses_each_form_the_issue_listed(text: str, runner, vault_dir: Path):
     assert runner.invoke(cli, ["init", str(vault_dir / "v"), "--no-git"]).exit_code == 0
     result = runner.invoke(cli, ["--vault", str(vault_dir / "v"), "log", "--", text])
-    assert result.exit_code == 2, result.output
+    assert result.exit_code == 1, result.output
     assert "refusing to write the new entry" in result.output and "value not shown" in result.output
     assert not list((vault_dir / "v" / "memory").rglob("*.md"))
 

@@ -21,7 +21,7 @@ import pytest
 from memvault.check.secrets.scan import ALLOW_MARK
 from memvault.cli import cli
 from memvault.curate.promote import apply, plan_curation
-from memvault.errors import InputError
+from memvault.errors import SecretRefused
 from memvault.vault import Vault
 
 from .helpers_check import commit, git, git_repo, run_memvault
@@ -144,7 +144,7 @@ def test_log_does_not_honour_the_allow_mark(runner, vault_dir: Path):
     assert runner.invoke(cli, ["init", str(vault_dir / "v"), "--no-git"]).exit_code == 0
     for text in (f"password=hunter2 <!-- {ALLOW_MARK} -->", f"{TOKEN} {ALLOW_MARK}"):
         result = runner.invoke(cli, ["--vault", str(vault_dir / "v"), "log", text])
-        assert result.exit_code == 2, result.output
+        assert result.exit_code == 1, result.output
         assert "refusing to write the new entry" in result.output and TOKEN not in result.output
     assert not list((vault_dir / "v" / "memory").rglob("*.md"))
 
@@ -154,9 +154,9 @@ def test_the_library_write_does_not_honour_the_allow_mark(vault_dir: Path, runne
 
     assert runner.invoke(cli, ["init", str(vault_dir / "v"), "--no-git"]).exit_code == 0
     vault = Vault.open(vault_dir / "v")
-    with pytest.raises(InputError, match="secret"):
+    with pytest.raises(SecretRefused, match="secret"):
         log_entry(vault, f"deploy key {TOKEN} <!-- {ALLOW_MARK} -->")
-    with pytest.raises(InputError, match="secret"):
+    with pytest.raises(SecretRefused, match="secret"):
         log_entry(vault, "a harmless note", source=f"{PASSWORD_URL} {ALLOW_MARK}")
 
 
@@ -216,6 +216,6 @@ def test_curate_apply_runs_the_scan_log_runs_on_what_it_adds(week: Path):
     p = next(p for p in plan.proposals if p.kind == "add")
     p.lines = (f"- Atlas database: {PASSWORD_URL} <!-- {ALLOW_MARK} -->",)  # as if a bug or a command put it there
     before = (week / "MEMORY.md").read_bytes()
-    with pytest.raises(InputError, match="MEMORY.md.*credentials in a URL"):
+    with pytest.raises(SecretRefused, match="MEMORY.md.*credentials in a URL"):
         apply(vault, plan)
     assert (week / "MEMORY.md").read_bytes() == before

@@ -13,7 +13,7 @@ from memvault.check.secrets.scan import (
     looks_random,
     refuse_secrets,
 )
-from memvault.errors import InputError
+from memvault.errors import SecretRefused
 
 from .helpers_secrets import false_positives, secret_parts, true_positives
 
@@ -54,7 +54,7 @@ def test_findings_never_echo_the_value(case: str, code: str, text: str):
         message = hit.message() + hit.kind
         for bit in _secret_bits(text):
             assert bit not in message, f"{case}: message repeats part of the secret"
-    with pytest.raises(InputError) as info:
+    with pytest.raises(SecretRefused) as info:
         refuse_secrets(text, where="the new entry")
     for bit in _secret_bits(text):
         assert bit not in str(info.value)
@@ -94,7 +94,7 @@ def test_log_refuses_a_secret_without_echoing_it(runner, vault_dir):
     assert runner.invoke(cli, ["init", str(vault_dir / "v"), "--no-git"]).exit_code == 0
     secret = next(t for _, c, t in TRUE if c == "MV504" and "sk-proj-" in t)
     result = runner.invoke(cli, ["--vault", str(vault_dir / "v"), "log", secret])
-    assert result.exit_code == 2
+    assert result.exit_code == 1
     assert "OpenAI API key" in result.output and "allow-secret" in result.output
     assert secret.split()[-1] not in result.output
     assert not list((vault_dir / "v" / "memory").glob("*.md"))

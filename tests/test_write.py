@@ -224,7 +224,7 @@ def test_log_refuses_bad_input_with_exit_2(runner, sample_vault):
 def test_log_refuses_to_supersede_a_later_entry(runner, sample_vault):
     result = runner.invoke(cli, ["log", "--at", "2026-02-10 09:00", "--type", "correction",
                                  "--supersedes", "2026-02-14T14:30", "earlier"])
-    assert result.exit_code == 2 and "which is later" in result.output
+    assert result.exit_code == 1 and "which is later" in result.output
     assert not (sample_vault / "memory" / "2026-02-10.md").exists()
 
 
@@ -233,9 +233,10 @@ def test_log_refuses_an_explicit_id_that_check_would_reject(runner, vault_dir):
     # that MV207/MV205 reject, and printed a different id than the one asked for.
     plain_vault(vault_dir)
     assert runner.invoke(cli, ["log", "--id", "D1", "--at", "2026-02-21 10:00", "first"]).exit_code == 0
-    for bad in ("D1", "2026-02-21T09:00", "a b", ""):
+    # an id already used is refused (1); one that is not an id is a usage error (2)
+    for bad, status in (("D1", 1), ("2026-02-21T09:00", 1), ("a b", 2), ("", 2)):
         result = runner.invoke(cli, ["log", "--id", bad, "--at", "2026-02-21 11:00", "second"])
-        assert result.exit_code == 2, (bad, result.output)
+        assert result.exit_code == status, (bad, result.output)
     dup = runner.invoke(cli, ["log", "--id", "D1", "again"])
     assert "already used by memory/2026-02-21.md:6" in dup.output
     vault = Vault.open(vault_dir)

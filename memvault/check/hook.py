@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memvault.errors import MemvaultError
+from memvault.errors import MemvaultError, Refused
 from memvault.fsio import atomic_write
 from memvault.gitio import not_in_repository, run_git
 
@@ -93,7 +93,7 @@ def install(root: Path, *, python: str | None = None) -> HookResult:
         if is_ours(target) and not target.is_symlink():
             action = "updated"
         elif chained.exists() or chained.is_symlink():
-            raise MemvaultError(
+            raise Refused(
                 f"{target} is not memvault's hook and {chained} already exists; "
                 "move one of them away, then install again"
             )

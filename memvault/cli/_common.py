@@ -1,4 +1,4 @@
-"""Shared pieces of the CLI: the group, vault lookup, error mapping and output.
+"""Shared pieces of the CLI: the group, the shared options, vault lookup and output (errors: _errors.py).
 
 Everything the CLI prints as text goes through `printable` (here, in `emit`, `say` and the
 error mapping): entry text, snippets, paths and problem messages come from files, and a
@@ -7,65 +7,88 @@ control character in them must not reach the terminal (docs/security.md).
 
 from __future__ import annotations
 
-import errno
 import logging
 import math
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import click
 
-from memvault.errors import InputError, MemvaultError
+from memvault.cli._errors import JSON_KEY, json_errors, json_notice, mapped_errors, wants_json
+from memvault.errors import InputError
 from memvault.textsafety import dumps_json, printable
 
+VAULT_HELP = "Vault directory. Default: $MEMVAULT_VAULT, else the nearest memvault.toml above here."
+VAULT_KEY = "memvault.vault"  # ctx.meta: the --vault given after the subcommand, if any
+JSON_FIRST = "memvault.json_first"  # ctx.meta: --json given before the subcommand
 
-@contextmanager
-def mapped_errors(ctx: click.Context) -> Iterator[None]:
-    """Library errors become click errors: bad input exits 2, other failures exit 1.
 
-    An OS error (a read-only disk, a permission, `.memvault` that is a file) is a failure
-    named by its path, not a traceback. A closed stdout is left to click.
+def _remember_vault(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None:
+        ctx.meta[VAULT_KEY] = value
+    return value
+
+
+class _SharedOptions:
+    """What every command and sub-group gets without declaring it: `--vault` after the
+    subcommand (and after arguments), which wins over one before it and over $MEMVAULT_VAULT.
+
+    `uses_vault=False` (init, adopt, demo: they take a DIRECTORY) leaves it out. The option is
+    not passed to the command's function; `open_vault` reads it.
     """
-    try:
-        yield
-    except InputError as exc:
-        raise click.UsageError(printable(str(exc)), ctx) from None
-    except MemvaultError as exc:
-        raise click.ClickException(printable(str(exc))) from None
-    except OSError as exc:
-        if exc.errno == errno.EPIPE:
-            raise
-        where = f"{exc.filename}: " if exc.filename else ""
-        raise click.ClickException(printable(f"{where}{exc.strerror or exc}")) from None
+
+    params: list[click.Parameter]
+
+    def __init__(self, *args: Any, uses_vault: bool = True, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.uses_vault = uses_vault
+        if uses_vault and not any("--vault" in getattr(p, "opts", ()) for p in self.params):
+            self.params.append(click.Option(
+                ["--vault"], type=click.Path(file_okay=False), expose_value=False, callback=_remember_vault,
+                help=VAULT_HELP))
 
 
-class MemvaultCommand(click.Command):
+class MemvaultCommand(_SharedOptions, click.Command):
     """A command whose usage errors show its own usage line (`memvault log ...`)."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        if ctx.meta.get(JSON_FIRST) and not any("--json" in getattr(p, "opts", ()) for p in self.params):
+            raise click.UsageError(f"{ctx.command_path} has no --json (it was given before the subcommand)", ctx)
         with mapped_errors(ctx):
             return super().invoke(ctx)
 
 
-class MemvaultGroup(click.Group):
-    """The group; its commands and sub-groups map errors like `MemvaultCommand`."""
+class MemvaultGroup(_SharedOptions, click.Group):
+    """The group; its commands and sub-groups map errors like `MemvaultCommand`.
+
+    The top group also decides, from the raw command line, whether errors are JSON (`--json`
+    anywhere, see cli/_errors.py): parse errors included.
+    """
 
     command_class = MemvaultCommand
     group_class = type  # sub-groups (`hook`) are MemvaultGroups too
 
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        if parent is not None:
+            return super().make_context(info_name, args, parent, **extra)
+        wanted = wants_json(args)
+        with json_errors(wanted):
+            ctx = super().make_context(info_name, args, parent, **extra)
+        ctx.meta[JSON_KEY] = wanted
+        return ctx
+
     def invoke(self, ctx: click.Context) -> Any:
-        with mapped_errors(ctx):
+        with json_errors(ctx.meta.get(JSON_KEY, False)), mapped_errors(ctx):
             return super().invoke(ctx)
 
 
 @click.group(cls=MemvaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--vault", "vault_path", envvar="MEMVAULT_VAULT", type=click.Path(file_okay=False),
-    help="Vault directory. Default: $MEMVAULT_VAULT, else the nearest memvault.toml above here.",
-)
+@click.option("--vault", "vault_path", envvar="MEMVAULT_VAULT", type=click.Path(file_okay=False), help=VAULT_HELP)
+@click.option("--json", is_flag=True, expose_value=False, callback=lambda ctx, _, on: _remember_json(ctx, on),
+              help="Print JSON for programs: the same as --json after the subcommand.")
 @click.version_option(package_name="memvault")
 @click.pass_context
 def cli(ctx: click.Context, vault_path: str | None) -> None:
@@ -79,7 +102,8 @@ class _Notices(logging.Handler):
     removed), on stderr; looked up at each line so a redirected stderr is honoured."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        click.echo(printable(f"memvault: {record.getMessage()}"), err=True)  # paths come from the vault
+        message = record.getMessage()
+        click.echo(json_notice(message) or printable(f"memvault: {message}"), err=True)  # paths come from the vault
 
 
 def _show_notices() -> None:
@@ -140,10 +164,22 @@ def open_vault(ctx: click.Context):  # -> Vault, imported lazily to keep start-u
     command's context ends, however it ends."""
     from memvault.vault import Vault
 
-    return ctx.with_resource(Vault.open(ctx.find_root().obj.get("vault_path")))
+    path = ctx.meta.get(VAULT_KEY) or (ctx.find_root().obj or {}).get("vault_path")
+    return ctx.with_resource(Vault.open(path))
 
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for programs.")
+def _remember_json(ctx: click.Context, on: bool) -> None:
+    if on:
+        ctx.meta[JSON_FIRST] = True
+
+
+def _json_first() -> bool:
+    """--json's default: whether it came before the subcommand (`memvault --json list`)."""
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx is not None and ctx.meta.get(JSON_FIRST))
+
+
+json_option = click.option("--json", "as_json", is_flag=True, default=_json_first, help="Print JSON for programs.")
 
 
 def emit(data: Any, as_json: bool, text: Callable[[Any], str] | None = None,

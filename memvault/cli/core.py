@@ -25,7 +25,7 @@ from memvault.cli._common import (
 TYPE_HELP = "Observation, belief, decision, correction or a type from [vault] extra_types."
 
 
-@cli.command()
+@cli.command(uses_vault=False)  # it makes one: no --vault (cli/_common.py, _SharedOptions)
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
 @click.option("--adopt", "adopt_dir", type=click.Path(file_okay=False), metavar="DIR",
               help="Adopt the memory already in DIR instead (the same as `memvault adopt DIR`).")
@@ -52,7 +52,7 @@ def init(ctx, directory: str, adopt_dir: str | None, timezone: str | None, no_gi
     say(f"next: memvault --vault {root} log \"something worth remembering\"")
 
 
-@cli.command()
+@cli.command(uses_vault=False)
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
 @click.option("--timezone", help="IANA zone for times without one. Default: this machine's zone.")
 @click.option("--no-git", is_flag=True, help="Do not create a git repository where there is none.")
@@ -206,7 +206,7 @@ def _list_text(items: list[dict]) -> str:
     return "\n".join(rows)
 
 
-@cli.command()
+@cli.command(uses_vault=False)
 @click.argument("directory", required=False, type=click.Path(file_okay=False))
 def demo(directory: str | None) -> None:
     """Build a demo vault in DIRECTORY (default: a new temporary folder) and tour it.

@@ -20,7 +20,8 @@ HELP_KEYS = "y = apply, n = skip, e = edit in $EDITOR, q = stop here (keep what 
               help="Say why each entry since the last curation (or entry ID) was or was not chosen.")
 @click.option("--with", "with_cmd", metavar="CMD",
               help="Pipe the candidates (JSON) to CMD, which answers with rewritten or merged bullets (JSON).")
-@click.option("--at", "at", type=TIME, help="Curate as of this time. Default: now.")
+@click.option("--at", "--until", "at", type=TIME,
+              help="Curate as of this time, the end of the entries considered. Default: now.")
 @click.option("--since", type=TIME, help="Consider entries after this time instead of the last curation point.")
 @click.option("--all", "everything", is_flag=True, help="Reconsider every live entry, ignoring the last curation point.")
 @json_option
@@ -173,7 +174,7 @@ def _ask(allow_edit: bool) -> str:
 
 def _edit(review, step) -> None:
     """Edit the bullet in $EDITOR; an edit that cannot be used is said, and the step asked again."""
-    from memvault.errors import InputError
+    from memvault.errors import InputError, Refused
 
     try:
         text = click.edit(step.draft(), extension=".md", require_save=False)
@@ -184,5 +185,5 @@ def _edit(review, step) -> None:
         return
     try:
         review.edit(text)
-    except InputError as exc:
+    except (InputError, Refused) as exc:  # not one bullet, or a secret in it
         say(f"  not used: {exc}")

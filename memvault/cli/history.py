@@ -29,7 +29,7 @@ T_HELP = f"T: {T_FORMS}. A plain date means the end of that day."
 @click.argument("when", metavar="T", type=TIME_OR_REVISION)
 @click.argument("query", nargs=-1)
 @click.option("--recorded", is_flag=True, help="What the vault's files held at T (git), not what its entries say.")
-@click.option("--limit", type=count(), help="At most this many entries (default with QUERY: 10).")
+@click.option("--limit", "-n", type=count(), help="At most this many entries (default with QUERY: 10).")
 @json_option
 @click.pass_context
 def asof(ctx, when: str, query: tuple[str, ...], recorded: bool, limit: int | None, as_json: bool) -> None:

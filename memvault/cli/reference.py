@@ -1,9 +1,38 @@
-"""The CLI reference (docs/cli.md) rendered from the commands' own --help."""
+"""The CLI reference (docs/cli.md) rendered from the commands' own --help, and its table of
+error codes and exit statuses rendered from the error hierarchy (memvault/errors.py)."""
 
 from __future__ import annotations
 
 import click
 from click.testing import CliRunner
+
+CONVENTIONS = """\
+## Options every command shares
+
+- `--vault DIR` goes before the subcommand or anywhere after it, arguments included
+  (`memvault search tea --vault ~/memory`); one after the subcommand wins over one before it,
+  and both over `$MEMVAULT_VAULT`. `init`, `adopt` and `demo` take a DIRECTORY instead.
+- `--json` (every command but `init` and `demo`) goes before the subcommand or anywhere after
+  it. The result is JSON on stdout; an error is one line of JSON on stderr (below), and a notice
+  memvault prints on its own (an index rebuilt, a stale lock removed) is a line
+  `{"notice": {"message": ...}}`.
+- `-n/--limit N` wherever a command caps how many results it prints (`search`, `asof`).
+- `--since T` / `--until T` wherever a command considers a window of time (`list`, `search`,
+  `changes`, `curate`, where `--until` is also spelled `--at`). A single point in time is an
+  argument (`asof T`, `diff T1 T2`) or `--at` (`log`).
+
+## Exit status and errors
+
+0: done. 1: the command ran and failed or refused (an error below), or found what it reports
+as failure (`check` found errors, `adopt --commit` was refused by the secret scan: the report
+says so on stdout). 2: the command line is wrong; fix the command (a usage error, shown with
+the command's usage line).
+
+With `--json`, an error is printed on stderr as one line,
+`{"error": {"code": "not_found", "message": "...", "file": null, "line": null}}`, with the
+same exit status as without it; `file` and `line` name the place the error is about when there
+is one (a line of `memvault.toml`, of a daily log). The codes are stable:
+"""
 
 
 def render() -> str:
@@ -18,6 +47,14 @@ def render() -> str:
             for sub in sorted(command.commands):
                 out += [f"### memvault {name} {sub}", "", "```", _help(runner, [name, sub]), "```", ""]
     return "\n".join(out)
+
+
+def render_conventions() -> str:
+    from memvault.cli._errors import describe_codes
+
+    rows = ["| code | exit | meaning |", "|---|---|---|"]
+    rows += [f"| `{code}` | {status} | {meaning} |" for code, status, meaning in describe_codes()]
+    return CONVENTIONS + "\n" + "\n".join(rows) + "\n"
 
 
 def _help(runner: CliRunner, args: list[str]) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -151,15 +152,15 @@ def validate(raw: dict[str, Any], where: str | os.PathLike[str]) -> None:
     for name, table in raw.items():
         keys = SCHEMA.get(name)
         if keys is None:
-            raise ConfigError(f"{where}: unknown table [{name}]; known: {', '.join(f'[{t}]' for t in SCHEMA)}")
+            raise ConfigError(f"{where}: unknown table [{name}]; known: {', '.join(f'[{t}]' for t in SCHEMA)}", file=str(where))
         if not isinstance(table, dict):
-            raise ConfigError(f"{where}: [{name}] must be a table, got {_shown(table)}")
+            raise ConfigError(f"{where}: [{name}] must be a table, got {_shown(table)}", file=str(where))
         for key, value in table.items():
             want = keys.get(key)
             if want is None:
-                raise ConfigError(f"{where}: [{name}] has no setting {key!r}; known: {', '.join(keys)}")
+                raise ConfigError(f"{where}: [{name}] has no setting {key!r}; known: {', '.join(keys)}", file=str(where))
             if not want.ok(value):
-                raise ConfigError(f"{where}: [{name}] {key} must be {want.words}, got {_shown(value)}")
+                raise ConfigError(f"{where}: [{name}] {key} must be {want.words}, got {_shown(value)}", file=str(where))
 
 
 def _shown(value: Any) -> str:
@@ -175,7 +176,9 @@ def parse_toml(text: str, where: str) -> dict[str, Any]:
     except RecursionError:
         raise ConfigError(f"{where}: nested too deeply") from None
     except ValueError as exc:  # TOMLDecodeError is one
-        raise ConfigError(f"{where}: {str(exc).split('; use sys.')[0]}") from None
+        at = re.search(r"at line (\d+)", str(exc))
+        raise ConfigError(f"{where}: {str(exc).split('; use sys.')[0]}", file=where,
+                          line=int(at[1]) if at else None) from None
 
 
 @dataclass

@@ -15,7 +15,7 @@ from memvault.config.core import Config
 from memvault.entries.markdown import BLOCK_ID_RE, BULLET_RE, FENCE_RE, H2_RE
 from memvault.entries.memory_md import ANNOTATION_RE, SOURCE_ANN_RE, parse_memory
 from memvault.entries.model import Event
-from memvault.errors import InputError, MemvaultError
+from memvault.errors import InputError, Refused
 
 BOM = b"\xef\xbb\xbf"
 MARKER_RE = re.compile(r"^<!--[ \t]*memvault:[ \t]*curated[ \t]+(?P<at>\S+)[ \t]*-->[ \t]*$")
@@ -79,11 +79,11 @@ def decode(raw: bytes | None, path: str = "MEMORY.md") -> tuple[str, bool]:
         text = raw[3 if bom else 0 :].decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        raise MemvaultError(
-            f"{path}:{line}: not valid UTF-8; curate only rewrites files it can keep byte for byte, fix the file first"
-        ) from None
+        raise Refused(
+            f"{path}:{line}: not valid UTF-8; curate only rewrites files it can keep byte for byte, fix the file first",
+            file=path, line=line) from None
     if "\r" in text.replace("\r\n", ""):
-        raise MemvaultError(f"{path}: uses bare CR line endings; curate will not rewrite it, convert it to LF first")
+        raise Refused(f"{path}: uses bare CR line endings; curate will not rewrite it, convert it to LF first", file=path)
     return text, bom
 
 

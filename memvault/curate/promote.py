@@ -36,7 +36,7 @@ from memvault.curate.proposals import proposals as make_proposals
 from memvault.curate.render import diff, marker_time, records_point, render
 from memvault.curate.select import Decision, select
 from memvault.entries.timeline import Timeline
-from memvault.errors import InputError, MemvaultError
+from memvault.errors import InputError, Refused, WriteConflict
 from memvault.fsio import append_spacing, decode_text, encode_like, locked, rewrite
 from memvault.layout import MEMORY_FILE, read_file, writable
 from memvault.parsed import ParsedVault
@@ -44,7 +44,7 @@ from memvault.search import access
 from memvault.write.guard import added_lines, check_written
 
 
-class StaleMemory(MemvaultError):
+class StaleMemory(WriteConflict):  # code "conflict" (memvault/errors.py)
     """MEMORY.md changed on disk between the proposal and the write."""
 
 
@@ -105,8 +105,8 @@ def check_fence(plan: Plan) -> None:
     if fence is None:
         return
     if any(p.kind == "add" and (p.start < 0 or p.start > fence) for p in plan.proposals):
-        raise MemvaultError(f"{plan.path}:{fence + 1}: this code block is never closed, so new bullets after it "
-                            "would be code; close it with ``` and run curate again")
+        raise Refused(f"{plan.path}:{fence + 1}: this code block is never closed, so new bullets after it "
+                      "would be code; close it with ``` and run curate again", file=plan.path, line=fence + 1)
 
 
 @dataclass

@@ -19,7 +19,7 @@ from pathlib import PurePosixPath
 from memvault.entries.markdown import link_parts
 from memvault.entries.model import Event
 from memvault.entries.timeline import ID_SPACE_RE, LINK_RE, Timeline
-from memvault.errors import NotFoundError
+from memvault.errors import Ambiguous, NotFoundError
 
 __all__ = ["Found", "at_place", "find_event", "lookup", "place"]
 
@@ -97,7 +97,7 @@ def lookup(timeline: Timeline, spec: str, files: Collection[str], root: str | No
     if len(starting) == 1:
         return Found(by_id[starting[0]], "id start")
     if starting:  # what was typed is the start of ids: a reference's looser match would guess
-        raise NotFoundError(f"{spec!r} starts {len(starting)} ids: {_listed(starting)}; give more of one")
+        raise Ambiguous(f"{spec!r} starts {len(starting)} ids: {_listed(sorted(starting))}; give more of one")
     res = timeline.index.resolve(spec)
     reference = REFERENCE_RE.match(spec.strip()) is not None
     if res.target is not None and reference:  # a link or a time says which entry: no bullet stands in for it
@@ -129,7 +129,7 @@ def _citing(timeline: Timeline, spec: str) -> Found | None:
                 hits[ev.id] = src
                 break
     if len(hits) > 1:
-        raise NotFoundError(f"no entry has the id {spec!r}; {len(hits)} curated bullets cite it as a source: "
+        raise Ambiguous(f"no entry has the id {spec!r}; {len(hits)} curated bullets cite it as a source: "
                             f"{_listed(sorted(hits))}; show one of them")
     if not hits:
         return None

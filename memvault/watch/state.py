@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memvault.errors import MemvaultError
+from memvault.errors import Refused
 from memvault.fsio import DERIVED_DIR, flock_by
 
 LOCK_NAME = "watch.lock"
@@ -37,7 +37,7 @@ STALE_AFTER = 4 * HEARTBEAT
 MAX_ERRORS = 20
 
 
-class WatcherRunning(MemvaultError):
+class WatcherRunning(Refused):
     """Another `memvault watch` already watches this vault."""
 
 

@@ -25,7 +25,7 @@ from memvault.check import hook as githook
 from memvault.check.runner import check_vault
 from memvault.config.core import CONFIG_NAME, Config, local_zone_name, parse_toml
 from memvault.derived_db import self_ignore
-from memvault.errors import MemvaultError, NotFoundError
+from memvault.errors import MemvaultError, NotFoundError, Refused
 from memvault.fsio import DERIVED_DIR, rewrite
 from memvault.gitio import fallback_identity, run_git
 from memvault.layout import LOG_DIR, MEMORY_FILE
@@ -83,7 +83,7 @@ def _refuse_unless_memory(root: Path) -> None:
     if not root.is_dir():
         raise NotFoundError(f"{root} does not exist or is not a folder; nothing to adopt")
     if (root / CONFIG_NAME).exists() or (root / CONFIG_NAME).is_symlink():
-        raise MemvaultError(f"{root} already has {CONFIG_NAME}: it is a memvault vault, nothing to adopt. "
+        raise Refused(f"{root} already has {CONFIG_NAME}: it is a memvault vault, nothing to adopt. "
                             "`memvault check` reports its problems, `memvault hook install` installs the hook")
     if not (root / LOG_DIR).is_dir() and not (root / MEMORY_FILE).is_file():
         raise NotFoundError(f"{root} holds no {LOG_DIR}/ folder and no {MEMORY_FILE}: nothing to adopt; "

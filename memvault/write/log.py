@@ -13,7 +13,7 @@ from memvault.entries.daily import parse_log
 from memvault.entries.model import Event
 from memvault.entries.render import render_entry
 from memvault.entries.values import parse_importance
-from memvault.errors import InputError, MemvaultError, NotFoundError
+from memvault.errors import Ambiguous, InputError, MemvaultError, NotFoundError, Refused
 from memvault.fsio import append_spacing, atomic_write, decode_text, encode_like, locked, rewrite
 from memvault.gitio import fallback_identity, run_git
 from memvault.layout import LOG_DIR, writable
@@ -28,7 +28,7 @@ def init_vault(target: Path, *, timezone: str | None = None, git: bool = True) -
     """Create a vault from the template: files, git repository and a first commit."""
     target = Path(target).expanduser().resolve()
     if (target / CONFIG_NAME).exists() or (target / "MEMORY.md").exists() or (target / LOG_DIR).exists():
-        raise MemvaultError(f"{target} already holds a vault (found {CONFIG_NAME}, MEMORY.md or memory/); not overwriting")
+        raise Refused(f"{target} already holds a vault (found {CONFIG_NAME}, MEMORY.md or memory/); not overwriting")
     if not TEMPLATE.is_dir():
         raise MemvaultError(f"vault template missing at {TEMPLATE}; reinstall memvault")
     target.mkdir(parents=True, exist_ok=True)
@@ -68,7 +68,7 @@ def _check_id(vault: ParsedVault, entry_id: str) -> None:
     """An explicit id (one visible token: `check_entry_options`) that no other entry has."""
     clash = vault.timeline.by_id.get(entry_id)
     if clash is not None:
-        raise InputError(f"id {entry_id!r} is already used by {clash.file}:{clash.line}; pick another")
+        raise Refused(f"id {entry_id!r} is already used by {clash.file}:{clash.line}; pick another")
 
 
 def log_entry(
@@ -155,8 +155,8 @@ def with_entry(raw: bytes, event: Event, rel: str, vault: ParsedVault) -> tuple[
     """
     old, notes = decode_text(raw)
     if notes:
-        raise MemvaultError(f"{rel}:{notes[0][0]}: {notes[0][1]}; logging would rewrite those bytes, "
-                            "so fix the file first (memvault check lists it)")
+        raise Refused(f"{rel}:{notes[0][0]}: {notes[0][1]}; logging would rewrite those bytes, "
+                      "so fix the file first (memvault check lists it)", file=rel, line=notes[0][0])
     text, line = insert_entry(old, event, rel, vault)
     return encode_like(raw, old, text), text, line
 
@@ -215,12 +215,12 @@ def _pin_ref(vault: ParsedVault, ref: str, when: datetime, verb: str) -> str:
     """
     res = vault.timeline.index.resolve(ref)
     if res.candidates:
-        raise InputError(f"reference {ref!r} is ambiguous; candidates: {', '.join(res.candidates)}")
+        raise Ambiguous(f"reference {ref!r} is ambiguous; candidates: {', '.join(res.candidates)}")
     if res.target is None:  # not `res.ok`: this way the type narrows
         raise NotFoundError(f"reference {ref!r} does not resolve: {res.reason}")
     target = vault.timeline.by_id[res.target]
     if target.timestamp is not None and target.timestamp > when:
-        raise InputError(
+        raise Refused(
             f"the new entry ({when.isoformat()}) cannot {verb} {res.target}, which is later "
             f"({target.timestamp.isoformat()}); log it with a later --at")
     literal = ref.strip()

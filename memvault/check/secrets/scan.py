@@ -44,7 +44,7 @@ from memvault.check.secrets.shapes import (
 )
 from memvault.check.secrets.values import demo, entropy, looks_random
 from memvault.check.secrets.words import ASSIGN_HINTS, PROSE_HINTS, cred_assignments, prose_hits
-from memvault.errors import InputError
+from memvault.errors import SecretRefused
 
 __all__ = ["ALLOW_MARK", "SecretFinding", "entropy", "find_secrets", "looks_random",
            "refuse_secrets", "scan_secrets"]
@@ -254,7 +254,7 @@ def find_secrets(text: str, *, first_line: int = 1, honour_allow: bool = True) -
 
 
 def refuse_secrets(text: str, *, where: str) -> None:
-    """Raise InputError when `text`, about to be written by memvault, holds what looks like a secret.
+    """Raise SecretRefused when `text`, about to be written by memvault, holds what looks like a secret.
 
     The allow mark is ignored here: it records a person's review of a line in a file, and
     text arriving through `log` or curate has had no such review.
@@ -262,7 +262,7 @@ def refuse_secrets(text: str, *, where: str) -> None:
     hits = find_secrets(text, honour_allow=False)
     if hits:
         h = hits[0]
-        raise InputError(
+        raise SecretRefused(
             f"refusing to write {where}: line {h.line}, column {h.col} of what would be written {h.message()}. "
             f"Store where the secret lives instead (\"in the team vault under atlas/prod\"). The "
             f"'{ALLOW_MARK}' mark is not honoured here: it is for a person who reviewed a line in the file."

@@ -47,8 +47,11 @@ INDEX_DEFAULTS: dict[str, Any] = {"backend": "sqlite", "lock_timeout": 30.0}
 def resolve_backend(vault: ParsedVault, backend: str | None) -> str:
     name = (backend or vault.config.section("index", INDEX_DEFAULTS)["backend"] or "sqlite").lower()
     if name not in BACKENDS:
-        where = "--backend" if backend else f"[index] backend in {vault.config.path or 'memvault.toml'}"
-        raise ConfigError(f"{where}: unknown index backend {name!r}; choose one of: {', '.join(BACKENDS)}")
+        if backend:  # typed on the command line: a usage error, not a bad memvault.toml
+            raise InputError(f"--backend: unknown index backend {name!r}; choose one of: {', '.join(BACKENDS)}")
+        where = f"[index] backend in {vault.config.path or 'memvault.toml'}"
+        raise ConfigError(f"{where}: unknown index backend {name!r}; choose one of: {', '.join(BACKENDS)}",
+                          file=str(vault.config.path or "memvault.toml"))
     return name
 
 
