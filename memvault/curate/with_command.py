@@ -178,9 +178,11 @@ def rewrite_with(plan: Plan, vault: ParsedVault, command: str) -> Plan:
                 reason="; ".join(m.reason for m in merged) + f" (merged {', '.join(keys)})",
             )
             dropped.update(keys[1:])
-        if section is not None:
+        if section is not None and section != p.section:
             where = section_insert(plan.doc, section)
-            p = replace(p, section=section, start=where[0] if where else -1, end=where[0] if where else -1)
+            why = "named by the --with command"
+            p = replace(p, section=section, start=where[0] if where else -1, end=where[0] if where else -1,
+                        section_why=why, reason=p.reason.replace(f"section: {p.section_why}", f"section: {why}"))
         replaced[first.key] = replace(p, lines=build_lines(p, plan.settings.max_sources))
     new = replace(plan, proposals=[replaced.get(p.key, p) for p in plan.proposals if p.key not in dropped])
     new.archives = archives_for(new)
