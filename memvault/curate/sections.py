@@ -2,8 +2,8 @@
 type and words (docs/curate.md, "Sections").
 
 The order, first answer wins: the person's `[curate.sections]` rules (`#tag`, then `~word`, then
-the type), then what the entry is about by memvault's own cues (a kind tag, a `Lesson:` label, a
-kind type, then its words), then a section the person made whose name its words say, then
+the type), then what the entry is about by memvault's own cues (a kind tag, a `Lesson:` label, an
+"Always ..." instruction, a kind type, then its words), then a section the person made whose name its words say, then
 `default_section`. Cues are whole words or phrases ("projection" is no project); a `*` marks a
 stem, a `...` any words between within one sentence.
 """
@@ -11,6 +11,7 @@ stem, a `...` any words between within one sentence.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -38,7 +39,7 @@ CUES: dict[str, tuple[str, ...]] = {
         "möchte|möchten", "bevorzug*", "mag|mögen", "lieblings*", "vorliebe*", "zeitzone*",
         "dunkelmodus", "hellmodus",
         f"{_USER} ... always|never|usually|habitually|normally|enjoy|like|hate|uses|switched|switches",
-        f"{_USER} ... language|languages|editor|keyboard|font|theme|shell|browser|setup|settings|habit*",
+        f"{_USER} ... language|languages|speaks|editor|keyboard|font|theme|shell|browser|setup|settings|habit*",
         f"{_USER} ... immer|nie|niemals|meistens|gewöhnlich|lieber|nutzt|benutzt|verwendet|gewechselt|wechselt",
         f"{_USER} ... sprache|tastatur|schriftart|einstellung*|gewohnheit*",
     ),
@@ -49,7 +50,7 @@ CUES: dict[str, tuple[str, ...]] = {
     ),
     "decision": (
         "decided|decide|decides", "decision|decisions", "we will|ll use", "we will|ll go with", "we re going with", "going with",
-        "settled on", "opted for", "entschieden", "entscheidung", "wir nehmen|verwenden|nutzen",
+        "settled on", "opted for", "agreed", "entschieden", "entscheidung", "vereinbart", "wir nehmen|verwenden|nutzen",
     ),
     "project": (
         "project|projects", "projekt|projekte|projekten|projekts|projektes", "working|works on", "arbeitet|arbeite an",
@@ -62,6 +63,10 @@ CUES: dict[str, tuple[str, ...]] = {
 LABELS = {"lesson": "lesson", "lessons": "lesson", "lesson learned": "lesson", "learned": "lesson",
           "gelernt": "lesson", "lektion": "lesson", "decision": "decision", "decided": "decision",
           "entscheidung": "decision", "project": "project", "projekt": "project", "preference": "preference"}
+# An entry that starts as an instruction ("Always verify the weekday ...", the template's own lesson)
+# is a rule its writer learned, whatever else it mentions.
+RULE_RE = re.compile(r"^\s*(?:always|never|don[\u2019']?t|do not|make sure|remember to|immer|niemals|nie)\b",
+                     re.IGNORECASE)
 # Sections people keep for what has no place yet; their names say nothing about an entry.
 PARKING = {"notes", "scratch", "misc", "miscellaneous", "inbox", "archive", "todo", "other", "notizen"}
 # Words a bullet may start with that are no project's name ("User: ...", "Note: ...").
@@ -70,7 +75,7 @@ NOT_NAMES = {"user", "note", "notes", "todo", "the", "we", "i", "it", "this", "l
 
 ROUTE_CHARS = 2000
 TOKEN_RE = re.compile(r"[^\W_]+")
-SENTENCE_RE = re.compile(r"[.!?;](?=\s|$)|\n")
+WORD_OR_BREAK_RE = re.compile(r"([^\W_]+)|[.!?;](?=\s|$)|\n")
 LABEL_RE = re.compile(r"^\s*([^\W\d_][^\W_]*(?:[ \t]+[^\W\d_][^\W_]*){0,2})[ \t]*:(?!\S)")
 
 
@@ -158,24 +163,19 @@ def _about(rep: Event, others: Sequence[Event], corrected: Sequence[Event], know
         if label and " ".join(label.group(1).lower().split()) in LABELS:
             kind = LABELS[" ".join(label.group(1).lower().split())]
             return kind, f"labelled \u201c{label.group(1)}:\u201d" + _whose(ev, rep, corrected)
+        rule = RULE_RE.match(ev.content)
+        if rule:
+            return "lesson", f"an instruction (\u201c{rule.group(0).strip()} \u2026\u201d)" + _whose(ev, rep, corrected)
         if ev.type in TEMPLATE:
             return ev.type, f"{_article(ev.type)} {ev.type} (its type)" + _whose(ev, rep, corrected)
-        words = _sentences(f"{ev.title}\n{ev.content}")
+        words = _Words(f"{ev.title}\n{ev.content}" if ev.title else ev.content)
         for kind in KINDS:
-            hits = [f"\u201c{h}\u201d" for h in dict.fromkeys(h for h in (_match(c, words) for c in COMPILED[kind]) if h)]
+            hits = [f"\u201c{h}\u201d" for h in words.find(KIND_RES[kind])]
             if kind == "project":
-                hits += [f"\u201c{n}\u201d, a project MEMORY.md names" for n in sorted(known.projects)
-                         if _match(_name_cue(n), words, exact=True)]
+                hits += [f"\u201c{n}\u201d, a project MEMORY.md names" for n in sorted(known.projects) if words.names(n)]
             if hits:
                 return kind, f"{ABOUT[kind]} ({', '.join(hits)})" + _whose(ev, rep, corrected)
     return None
-
-
-Cue = tuple[tuple[str, ...], ...]  # per position: alternatives ("" for a gap); a "*" ends a stem
-
-
-def _compile(text: str) -> Cue:
-    return tuple(("",) if part == "..." else tuple(part.split("|")) for part in text.split())
 
 
 def _word_rule(text: str) -> re.Pattern[str]:
@@ -186,50 +186,65 @@ def _word_rule(text: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![^\W_]){body}{stem}", re.IGNORECASE)
 
 
-def _name_cue(name: str) -> Cue:
-    return tuple((w,) for w in TOKEN_RE.findall(name))
+GAP = r"(?:[^ |]+ )*?"  # any words, within one sentence ("|" separates sentences)
 
 
-COMPILED = {kind: tuple(_compile(c) for c in cues) for kind, cues in CUES.items()}
-
-Sentence = list[tuple[str, str]]  # (lowercased, as written)
-
-
-def _sentences(text: str) -> list[Sentence]:
-    # What an entry is about is said near its start; a long note is not read to its end.
-    return [[(w.lower(), w) for w in TOKEN_RE.findall(s)] for s in SENTENCE_RE.split(text[:ROUTE_CHARS])]
-
-
-def _match(cue: Cue, sentences: list[Sentence], exact: bool = False) -> str | None:
-    """The words (as written) where `cue` occurs in one sentence, or None."""
-    for words in sentences:
-        for start in range(len(words)):
-            got = _match_at(cue, words, start, exact)
-            if got is not None:
-                return got
-    return None
+def _cue_pattern(cue: str) -> str:
+    """A cue as a pattern over an entry's lowercased words joined by spaces."""
+    out, glue = "", ""
+    for part in cue.split():
+        if part == "...":
+            out, glue = out + " " + GAP, ""
+            continue
+        alts = [re.escape(a[:-1]) + r"[^ |]*" if a.endswith("*") else re.escape(a) for a in part.split("|")]
+        out, glue = out + glue + "(?:" + "|".join(alts) + ")", " "
+    return out
 
 
-def _match_at(cue: Cue, words: Sentence, i: int, exact: bool) -> str | None:
-    out: list[str] = []
-    for n, alts in enumerate(cue):
-        if alts == ("",):  # a gap: the rest of the cue anywhere later in the sentence
-            for j in range(i, len(words)):
-                rest = _match_at(cue[n + 1 :], words, j, exact)
-                if rest is not None:
-                    return " ".join(out) + " \u2026 " + rest
-            return None
-        if i >= len(words) or not any(_word(a, words[i], exact) for a in alts):
-            return None
-        out.append(words[i][1])
-        i += 1
-    return " ".join(out)
+# One pattern per kind: its cues as alternatives, each from the start to the end of a word.
+KIND_RES = {kind: re.compile(r"(?<![^ |])(?:" + "|".join(_cue_pattern(c) for c in cues) + r")(?![^ |])")
+            for kind, cues in CUES.items()}
 
 
-def _word(alt: str, word: tuple[str, str], exact: bool) -> bool:
-    if exact:
-        return word[1] == alt
-    return word[0].startswith(alt[:-1]) if alt.endswith("*") else word[0] == alt
+class _Words:
+    """An entry's words, lowercased and joined by spaces ("|" between sentences), mapped back to
+    where each stands in the text as written."""
+
+    def __init__(self, text: str):
+        # What an entry is about is said near its start; a long note is not read to its end.
+        self.text = text[:ROUTE_CHARS]
+        parts: list[str] = []
+        self.starts: list[int] = []  # each word's offset in `joined`
+        self.spans: list[tuple[int, int]] = []  # each word's place in `text`
+        size = 0
+        for m in WORD_OR_BREAK_RE.finditer(self.text):
+            if m.group(1) is None:
+                if parts and parts[-1] != "|":
+                    parts.append("|")
+                    size += 2
+                continue
+            parts.append(m.group(1).lower())
+            self.starts.append(size)
+            self.spans.append(m.span())
+            size += len(parts[-1]) + 1
+        self.joined = " ".join(parts)
+
+    def find(self, pattern: re.Pattern[str]) -> list[str]:
+        """Each place `pattern` matches, as written ("User's timezone"), long ones shortened."""
+        out = []
+        for m in pattern.finditer(self.joined):
+            first = bisect_right(self.starts, m.start()) - 1
+            last = bisect_right(self.starts, m.end() - 1) - 1
+            written = self.text[self.spans[first][0] : self.spans[last][1]]
+            if len(written) > 40 or "\n" in written:
+                written = (f"{self.text[slice(*self.spans[first])]} \u2026 "
+                           f"{self.text[slice(*self.spans[last])]}")
+            out.append(written)
+        return list(dict.fromkeys(out))
+
+    def names(self, name: str) -> bool:
+        """Whether a name occurs as written, as whole words ("Atlas", not "atlas" or "Atlassian")."""
+        return re.search(rf"(?<![^\W_]){re.escape(name)}(?![^\W_])", self.text) is not None
 
 
 def _names(section: str, ev: Event) -> bool:
