@@ -160,6 +160,16 @@ def test_a_correction_is_routed_by_what_it_corrects():
     assert r.why == "about the user's preferences (\u201cwants\u201d) \u2014 in what it corrects (2026-11-29T09:00)"
 
 
+def test_a_repeats_tag_counts_and_a_correction_of_a_decision_stays_a_decision():
+    first = ev("Staging is slow in the mornings", id="2026-11-28T09:00")
+    again = ev("Staging slow again this morning", id="2026-11-29T09:00", tags=("project",))
+    r = route(first, [again], [], RULES, "Notes")
+    assert (r.section, r.why) == ("Active Projects", "tagged #project ([curate.sections] \"#project\") "
+                                  "\u2014 in 2026-11-29T09:00, which says the same")
+    old = ev("Use Redis for the billing service", type="decision", id="2026-11-27T09:00")
+    assert route(ev("Postgres after all", type="correction"), [], [old], RULES, "Notes").section == "Decisions"
+
+
 # -------------------------------------------------------------------------------- overrides
 
 def test_configured_rules_win_over_built_in_words():

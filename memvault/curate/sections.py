@@ -250,7 +250,7 @@ class _Words:
 def _names(section: str, ev: Event) -> bool:
     """Every word of a section's name (3+ letters, singular or plural) is a word of the entry."""
     want = [w for w in TOKEN_RE.findall(section.lower()) if len(w) >= 3 and w not in {"and", "und", "the", "der", "die", "das"}]
-    have = {w.lower().removesuffix("s") for w in TOKEN_RE.findall(f"{ev.title} {ev.content}")}
+    have = {w.lower().removesuffix("s") for w in TOKEN_RE.findall(f"{ev.title} {ev.content}"[:ROUTE_CHARS])}
     return bool(want) and all(w.removesuffix("s") in have for w in want)
 
 
