@@ -140,7 +140,7 @@ def test_archives_are_replanned_from_what_was_accepted_and_kept(over):
     assert result is not None and [a["bullet"] for a in result["archives"]] == ["old-tabs", "old-email"]
     text = (over / "MEMORY.md").read_text()
     assert "^hermes" in text and "^old-tabs" not in text and "^old-email" not in text
-    assert len(text) == 1104 and result["budget"]["over"] is True  # keeping hermes: 4 over, and said
+    assert len(text) == 1094 and result["budget"]["over"] is True  # keeping hermes: 4 over, and said
     assert "over its budget" in result["warnings"][0]
     assert "^old-tabs" in (over / "MEMORY.archive.md").read_text()
 

@@ -50,6 +50,17 @@ def test_new_bullets_go_after_the_last_bullet_of_their_section():
     assert insert(text, "B", "- x") == "# M\n\n## A\n- one\n  - nested\n\nprose after\n\n## B\n- x\n"
 
 
+def test_new_bullets_go_above_the_sections_first_subsection():
+    # "### Someday" under "Active Projects" holds its own list; an active project's fact goes above it.
+    text = "## Active Projects\n- Atlas: started\n\n### Someday\n1. Learn Rust\n- later\n\n## B\n"
+    assert insert(text, "Active Projects", "- new") == (
+        "## Active Projects\n- Atlas: started\n- new\n\n### Someday\n1. Learn Rust\n- later\n\n## B\n")
+    only_sub = "## A\n### Sub\n- s\n"
+    assert insert(only_sub, "A", "- new") == "## A\n- new\n### Sub\n- s\n"
+    fenced = "## A\n- a\n```\n### not a heading\n```\n- b\n"
+    assert insert(fenced, "A", "- new") == "## A\n- a\n```\n### not a heading\n```\n- b\n- new\n"
+
+
 def test_a_section_with_only_prose_gets_a_blank_line_first():
     text = "## Notes\nWritten by hand.\n"
     assert insert(text, "Notes", "- x") == "## Notes\nWritten by hand.\n\n- x\n"

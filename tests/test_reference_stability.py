@@ -189,6 +189,8 @@ def test_committing_what_curate_wrote_passes_the_hook(tmp_path, runner, monkeypa
     (repo / "memory" / "2026-02-10.md").write_text(BELIEF.rstrip("\n") + " ^gif\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "--no-verify", "-m", "block")
-    (repo / "MEMORY.md").write_text((repo / "MEMORY.md").read_text().replace("## Notes\n", "## Notes\n- Wants a GIF ^gif\n"))
+    memory = (repo / "MEMORY.md").read_text()
+    assert "## User Preferences\n" in memory  # where curate put the correction of what the user wants
+    (repo / "MEMORY.md").write_text(memory.replace("## User Preferences\n", "## User Preferences\n- Wants a GIF ^gif\n"))
     git(repo, "add", "MEMORY.md")
     assert [p.code for p in run_check(repo, staged=True).problems] == ["MV019"]

@@ -34,9 +34,6 @@ DEFAULTS: dict[str, Any] = {
         "#lesson": "Lessons Learned",
         "#lessons": "Lessons Learned",
         "#decision": "Decisions",
-        "~prefer": "User Preferences",
-        "~project": "Active Projects",
-        "~lesson": "Lessons Learned",
         "decision": "Decisions",
     },
 }

@@ -18,6 +18,7 @@ from memvault.entries.model import Event
 from memvault.errors import InputError, Refused
 
 BOM = b"\xef\xbb\xbf"
+SUBHEADING_RE = re.compile(r"^#{3,6}[ \t]")
 MARKER_RE = re.compile(r"^<!--[ \t]*memvault:[ \t]*curated[ \t]+(?P<at>\S+)[ \t]*-->[ \t]*$")
 # `[[target]]` or `[[target|alias]]` inside a `(source: ...)` annotation.
 LINK_ALIAS_RE = re.compile(r"\[\[([^\[\]|]+?)(?:\|([^\[\]]*))?\]\]")
@@ -327,15 +328,31 @@ def section_insert(doc: MemoryDoc, name: str) -> tuple[int, bool] | None:
     sect = doc.section(name)
     if sect is None:
         return None
-    inside = [b for b in doc.bullets if sect.heading < b.start < sect.end]
+    end = _own_end(doc, sect)
+    inside = [b for b in doc.bullets if sect.heading < b.start < end]
     if inside:
         return inside[-1].end, False
     last = sect.heading
-    for i in range(sect.heading + 1, sect.end):
+    for i in range(sect.heading + 1, end):
         if doc.lines[i].strip() and not MARKER_RE.match(doc.lines[i]):
             last = i
     after_prose = last != sect.heading and not doc.lines[last].startswith("#")
     return last + 1, after_prose
+
+
+def _own_end(doc: MemoryDoc, sect: Section) -> int:
+    """Where a section's own part ends: at its first `###` subsection ("### Someday" under
+    "Active Projects" holds its own list; a new bullet belongs above it)."""
+    fence: str | None = None
+    for i in range(sect.heading + 1, sect.end):
+        m = FENCE_RE.match(doc.lines[i])
+        if fence is not None:
+            fence = None if m and m.group(1)[0] == fence[0] else fence
+        elif m:
+            fence = m.group(1)
+        elif SUBHEADING_RE.match(doc.lines[i]):
+            return i
+    return sect.end
 
 
 def tail_index(doc: MemoryDoc) -> int:

@@ -33,6 +33,7 @@ class Proposal:
     was: str | None = None
     reason: str = ""
     origin: str = "memvault"  # or "with" when an external command rewrote it
+    section_why: str = ""  # add: why this section (curate/sections.py)
 
     @property
     def new_section(self) -> bool:
@@ -45,6 +46,7 @@ class Proposal:
             "bullet": self.bullet, "block_id": self.block_id, "entries": list(self.entries),
             "links": list(self.links), "date": self.day.isoformat() if self.day else None, "was": self.was,
             "reason": self.reason, "origin": self.origin, "new_section": self.new_section,
+            "section_why": self.section_why or None,
         }
 
 

@@ -173,7 +173,8 @@ def _proposal(t: Target, tl: Timeline, doc: MemoryDoc, s: Settings, taken: set[s
         insert = section_insert(doc, t.section)
         p = Proposal("", "add", t.section, bullet_text(rep, s.max_chars), (), start=insert[0] if insert else -1,
                      end=insert[0] if insert else -1, block_id=new_block_id(f"{rep.file}#{rep.id}", taken),
-                     entries=ids, links=links, day=day, first_day=min(days) if days else None, reason=why)
+                     entries=ids, links=links, day=day, first_day=min(days) if days else None,
+                     reason=f"{why}; section: {t.section_why}" if t.section_why else why, section_why=t.section_why)
         return replace(p, lines=build_lines(p, s.max_sources))
     b = t.bullet
     assert b is not None

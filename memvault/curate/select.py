@@ -14,6 +14,7 @@ from typing import Any
 
 from memvault.check.secrets.scan import find_secrets
 from memvault.config.curate import Settings
+from memvault.curate import sections
 from memvault.curate.document import Bullet, MemoryDoc, plain_text
 from memvault.curate.similarity import Sig, differs, signature, similarity
 from memvault.entries import decay
@@ -39,6 +40,7 @@ class Target:
     reasons: list[str]
     bullet: Bullet | None = None
     text_from: Event | None = None
+    section_why: str = ""  # add: why this section (curate/sections.py)
 
 
 @dataclass
@@ -422,7 +424,8 @@ class _Selector:
             bullet = self.bullets[best]
             # No merits of its own: proposals() says "says again what the bullet says".
             return Target("reconfirm", members, bullet.event.category or "", merits, bullet)
-        return Target("add", members, self.section_for(members), merits, None, latest)
+        where = self.section_for(members)
+        return Target("add", members, where.section, merits, None, latest, where.why)
 
     def _correction_target(self, members: list[Event]) -> tuple[Bullet, Event, str] | None:
         for m in reversed(members):
@@ -475,20 +478,13 @@ class _Selector:
         into.entries.sort(key=lambda e: (e.timestamp, e.file, e.line))
         into.reasons.extend(other.reasons)
 
-    def section_for(self, members: list[Event]) -> str:
-        """By tags, then words, then type; a correction also by what it corrects (same topic)."""
-        rep = members[0]  # the first mention, whose words the bullet takes
-        rules = self.s.sections
-        about = [rep, *members[1:], *self._corrected(members)]
-        for tag in dict.fromkeys(t for m in about for t in m.tags):
-            if f"#{tag}" in rules:
-                return rules[f"#{tag}"]
-        for ev in (rep, *about[len(members):]):
-            words = [w.lower() for w in WORD_RE.findall(f"{ev.title} {ev.content}")]
-            for key, name in rules.items():
-                if key.startswith("~") and any(w.startswith(key[1:].lower()) for w in words):
-                    return name
-        return rules.get(rep.type, self.s.default_section)
+    def section_for(self, members: list[Event]) -> sections.Route:
+        """The section a new bullet goes to, and why (curate/sections.py); a correction is also
+        routed by what it corrects."""
+        if not hasattr(self, "_known"):
+            self._known = sections.known_from(self.doc, self.s.sections)
+        return sections.route(members[0], members[1:], self._corrected(members), self.s.sections,
+                              self.s.default_section, self._known)
 
     def _corrected(self, members: list[Event]) -> list[Event]:
         out = []

@@ -175,12 +175,15 @@ def rewrite_with(plan: Plan, vault: ParsedVault, command: str) -> Plan:
                 links=tuple(dict.fromkeys(lk for m in merged for lk in m.links)),
                 day=max((m.day for m in merged if m.day), default=None),
                 first_day=min((d for m in merged if (d := m.first_day or m.day)), default=None),
-                reason="; ".join(m.reason for m in merged) + f" (merged {', '.join(keys)})",
+                reason="; ".join(_own_reason(m) for m in merged) + f" (merged {', '.join(keys)})"
+                + (f"; section: {first.section_why}" if first.section_why else ""),
             )
             dropped.update(keys[1:])
-        if section is not None:
+        if section is not None and section != p.section:
             where = section_insert(plan.doc, section)
-            p = replace(p, section=section, start=where[0] if where else -1, end=where[0] if where else -1)
+            why = "named by the --with command"
+            p = replace(p, section=section, start=where[0] if where else -1, end=where[0] if where else -1,
+                        section_why=why, reason=p.reason.replace(f"section: {p.section_why}", f"section: {why}"))
         replaced[first.key] = replace(p, lines=build_lines(p, plan.settings.max_sources))
     new = replace(plan, proposals=[replaced.get(p.key, p) for p in plan.proposals if p.key not in dropped])
     new.archives = archives_for(new)
@@ -189,3 +192,8 @@ def rewrite_with(plan: Plan, vault: ParsedVault, command: str) -> Plan:
         if dec.facts.get("proposal") in dropped:
             dec.facts["proposal"] = next(k for k, *_ in items if dec.facts["proposal"] in k)[0]
     return new
+
+
+def _own_reason(p: Proposal) -> str:
+    """A proposal's reason without its section's (a merge says one section, the first's)."""
+    return p.reason.removesuffix(f"; section: {p.section_why}") if p.section_why else p.reason
