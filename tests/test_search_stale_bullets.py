@@ -51,7 +51,8 @@ def test_the_stale_bullet_ranks_below_the_correction_and_says_why(stale, runner)
     assert bullet["status"] == "live" and bullet["sources_superseded_by"] == "2026-11-20T11:00"
     assert all(h["sources_superseded_by"] is None for h in hits if h["id"] != bid)
     text = run(runner, "search", QUERY)
-    assert f"{bid}  belief  MEMORY.md#L13-L13  [sources superseded by 2026-11-20T11:00]" in text
+    line = Vault.open(stale).timeline.by_id[bid].line
+    assert f"{bid}  belief  MEMORY.md#L{line}-L{line}  [sources superseded by 2026-11-20T11:00]" in text
     # The in-memory ranking (time travel's) agrees with the index.
     vault = Vault.open(stale)
     mem = rank_events(vault.events, QUERY, vault.timeline, vault.now(), vault.config)
