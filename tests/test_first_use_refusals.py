@@ -3,6 +3,7 @@ what is on disk (or in git) checked afterwards."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from memvault.cli import cli
@@ -47,3 +48,83 @@ def test_adopt_with_an_unknown_zone_writes_nothing(runner, tmp_path):
     assert res.exit_code != 0
     assert "Mars/Olympus" in res.output
     assert _tree(target) == ["memory", "memory/2026-02-21.md"]
+
+
+# ------------------------------------------------------------------ log: future times, expiry
+
+
+def _berlin_vault(root: Path) -> Path:
+    (root / "memvault.toml").write_text('[vault]\ntimezone = "Europe/Berlin"\n')
+    return root
+
+
+def test_log_refuses_a_future_time_and_says_what_now_is_in_the_vaults_zone(runner, vault_dir):
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    _berlin_vault(vault_dir)
+    for when in ("tomorrow", "tomorrow 9am", "2099-01-01 10:00"):
+        res = runner.invoke(cli, ["log", "--at", when, "Zahnarzttermin"])
+        assert res.exit_code == 2, res.output
+        said = re.search(r"in the future: now is (\d{4}-\d\d-\d\d \d\d:\d\d) in Europe/Berlin", res.output)
+        assert said and "--future" in res.output, res.output
+        now = datetime.strptime(said[1], "%Y-%m-%d %H:%M").replace(tzinfo=ZoneInfo("Europe/Berlin"))
+        assert abs((datetime.now(ZoneInfo("Europe/Berlin")) - now).total_seconds()) < 120
+    assert not (vault_dir / "memory").exists()
+
+
+def test_log_future_writes_a_planned_entry_that_check_then_warns_about(runner, vault_dir):
+    from memvault.vault import Vault
+
+    _berlin_vault(vault_dir)
+    res = runner.invoke(cli, ["log", "--at", "2099-01-01 10:00", "--future", "--type", "decision", "Launch day"])
+    assert res.exit_code == 0, res.output
+    ev = Vault.open(vault_dir).get(res.output.strip())
+    assert ev.timestamp.isoformat() == "2099-01-01T10:00:00+01:00" and ev.content == "Launch day"
+    checked = runner.invoke(cli, ["check"])
+    assert "MV016" in checked.output
+
+
+def test_log_accepts_past_time_words(runner, vault_dir):
+    from memvault.vault import Vault
+
+    _berlin_vault(vault_dir)
+    for when in ("today", "yesterday 9am", "3 days ago 14:30", "2 hours ago", "now", "midnight"):
+        res = runner.invoke(cli, ["log", "--at", when, f"logged at {when}"])
+        assert res.exit_code == 0, (when, res.output)
+    assert len(Vault.open(vault_dir).events) == 6
+    assert "MV016" not in runner.invoke(cli, ["check"]).output
+
+
+def test_log_refuses_an_expiry_at_or_before_the_entrys_time(runner, vault_dir):
+    from memvault.vault import Vault
+
+    (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n')
+    res = runner.invoke(cli, ["log", "--expires", "2020-01-01", "Office closed for the holidays"])
+    assert res.exit_code == 2, res.output
+    assert "--expires 2020-01-01 00:00 is not after the entry's time" in res.output
+    assert "would never be live" in res.output
+    res = runner.invoke(cli, ["log", "--at", "2026-02-21 09:00", "--expires", "2026-02-21 09:00", "Standup moved"])
+    assert res.exit_code == 2 and "would never be live" in res.output
+    assert not (vault_dir / "memory").exists()
+    ok = runner.invoke(cli, ["log", "--at", "2026-02-21 09:00", "--expires", "2026-02-22", "Standup moved"])
+    assert ok.exit_code == 0, ok.output
+    ev = Vault.open(vault_dir).get(ok.output.strip())
+    assert ev.expires is not None and ev.expires.isoformat().startswith("2026-02-22T00:00")
+    assert "MV208" not in runner.invoke(cli, ["check"]).output
+
+
+def test_every_time_word_the_docs_list_parses():
+    from datetime import UTC, datetime
+
+    from memvault.entries.timeparse import parse_time
+
+    doc = (Path(__file__).parents[1] / "docs" / "time-travel.md").read_text(encoding="utf-8")
+    section = doc.split("## T\n", 1)[1].split("\n- `now`", 1)[1].split("For `asof`", 1)[0]
+    before, units, after = re.split(r"UNIT one of | N a whole", section)
+    words = ["now"] + [w for w in re.findall(r"`([^`]+)`", before + after) if not w.startswith("N ")]
+    words += [f"2 {unit} ago" for unit in re.findall(r"`([^`]+)`", units)]
+    now = datetime(2026, 2, 21, 12, 0, tzinfo=UTC)
+    assert {"today", "tomorrow 14:00", "9:15pm", "1.5 hours ago", "noon", "2 wks ago", "2 months ago"} <= set(words)
+    for word in words:
+        parse_time(word, UTC, now)  # raises for a word the parser does not take

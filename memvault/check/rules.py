@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from memvault.check.crossfile import cycle_problems, duplicate_ids, is_cycle_problem, link_problems
 from memvault.check.hidden import rule_hidden
@@ -30,10 +30,10 @@ from memvault.entries.markdown import BULLET_RE, H2_RE, TITLE_RE
 from memvault.entries.model import Event, Problem
 from memvault.entries.naming import log_name
 from memvault.entries.timeline import Timeline
+from memvault.entries.timeparse import FUTURE_SLACK
 from memvault.layout import MEMORY_FILE
 from memvault.parsed import by_stem, duplicate_dates
 
-FUTURE_SLACK = timedelta(minutes=5)
 LOST_HEADING_RE = re.compile(r"\n(?: {1,3}##[ \t]*|##)\d{1,2}:\d{2}")  # a literal first char: fast scan
 META_LINE_RE = re.compile(r"^(?:" + "|".join(META_KEYS) + r")[ \t]*:", re.M | re.I)
 

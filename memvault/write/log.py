@@ -18,7 +18,12 @@ from memvault.fsio import append_spacing, atomic_write, decode_text, encode_like
 from memvault.gitio import fallback_identity, run_git
 from memvault.layout import LOG_DIR, writable
 from memvault.parsed import ParsedVault
-from memvault.write.guard import check_entry_options, check_entry_text, check_written
+from memvault.write.guard import (
+    check_entry_options,
+    check_entry_text,
+    check_entry_times,
+    check_written,
+)
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "vault_template"
 WRITE_ATTEMPTS = 20
@@ -110,10 +115,12 @@ def log_entry(
     expires: datetime | None = None,
     entry_id: str | None = None,
     check_refs: bool = True,
+    future: bool = False,
 ) -> Event:
     """Append an entry to its day's log, in time order, under the vault's write lock.
 
-    `importance` is a number 0-1, or a word or number as an `Importance:` line takes it."""
+    `importance` is a number 0-1, or a word or number as an `Importance:` line takes it. A time
+    after now is refused unless `future`; an `expires` at or before the entry's time always is."""
     importance = _importance(importance)
     etype = type.lower()
     if etype not in vault.config.types:
@@ -128,7 +135,9 @@ def log_entry(
     # Through UTC: astimezone() to the zone a time already carries returns it unchanged, so a wall
     # time the clock skips (02:30 on a spring-forward day) would be written as a heading that
     # does not exist; this names the instant it stands for (03:30).
-    when = (at or vault.now()).astimezone(UTC).astimezone(vault.config.tz).replace(microsecond=0)
+    now = vault.now()
+    when = (at or now).astimezone(UTC).astimezone(vault.config.tz).replace(microsecond=0)
+    check_entry_times(when, now, vault.config.timezone, expires=expires, future=future)
     if check_refs and (supersedes or reconfirms):
         supersedes = _pin_ref(vault, supersedes, when, "supersede") if supersedes else None
         reconfirms = tuple(_pin_ref(vault, ref, when, "reconfirm") for ref in reconfirms)
