@@ -128,3 +128,30 @@ def test_every_time_word_the_docs_list_parses():
     assert {"today", "tomorrow 14:00", "9:15pm", "1.5 hours ago", "noon", "2 wks ago", "2 months ago"} <= set(words)
     for word in words:
         parse_time(word, UTC, now)  # raises for a word the parser does not take
+
+
+# ------------------------------------------------------------------ one rule for which types exist
+
+
+def test_list_and_search_take_the_same_types_from_the_flag_and_the_query(runner, vault_dir):
+    import json
+
+    (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\nextra_types = ["Lesson"]\n')
+    (vault_dir / "memory").mkdir()
+    (vault_dir / "memory" / "2026-02-21.md").write_text(
+        "# 2026-02-21\n\n## 09:00 - Feeling\nRuhig wegen der Wochenupdates\n\n"
+        "## 10:00 - Belief\nWeekly updates help the team\n")
+    for typ in ("feeling", "Feeling", "lesson", "note", "belief"):  # used, configured, freeform, core
+        listed = runner.invoke(cli, ["list", "--type", typ, "--json"])
+        flagged = runner.invoke(cli, ["search", "Wochenupdates", "weekly", "--type", typ, "--json"])
+        queried = runner.invoke(cli, ["search", f"Wochenupdates weekly type:{typ}", "--json"])
+        assert listed.exit_code == flagged.exit_code == queried.exit_code == 0, (typ, flagged.output, queried.output)
+        want = {d["id"] for d in json.loads(listed.output)}
+        assert {h["id"] for h in json.loads(flagged.output)} == want == {h["id"] for h in json.loads(queried.output)}
+    for args, where in ((["list", "--type", "feelings"], "--type 'feelings'"),
+                        (["search", "weekly", "--type", "feelings"], "--type 'feelings'"),
+                        (["search", "weekly type:feelings"], "type:'feelings'")):
+        refused = runner.invoke(cli, args)
+        assert refused.exit_code == 2, refused.output
+        assert f"{where}: no such type; known: belief, correction, decision, feeling, lesson, note, observation" \
+            in refused.output

@@ -17,6 +17,7 @@ from memvault.parsed import ParsedVault
 from memvault.search.hits import Hit
 from memvault.search.index.core import BACKENDS, Index, resolve_backend
 from memvault.search.index.engine import FileState, IndexStatus, Progress, UpdateReport
+from memvault.search.textproc import parse_query
 
 
 def open_index(vault: ParsedVault, backend: str | None = None) -> Index:
@@ -28,9 +29,10 @@ def search_vault(vault: ParsedVault, query: str, *, backend: str | None = None, 
                  **options: Any) -> list[Hit]:
     """Search with an index brought up to date first (what `memvault search` does).
 
-    An unknown `types` entry is an `InputError`, by the rule `memvault list` uses
-    (`ParsedVault.check_types`)."""
+    An unknown type, in `types` or as `type:X` in the query, is an `InputError`, by the rule
+    `memvault list` uses (`ParsedVault.check_types`)."""
     vault.check_types(options.get("types", ()))
+    vault.check_types(parse_query(query).types, "type:")
     with open_index(vault, backend) as index:
         if refresh:
             index.refresh()
