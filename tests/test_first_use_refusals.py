@@ -155,3 +155,74 @@ def test_list_and_search_take_the_same_types_from_the_flag_and_the_query(runner,
         assert refused.exit_code == 2, refused.output
         assert f"{where}: no such type; known: belief, correction, decision, feeling, lesson, note, observation" \
             in refused.output
+
+
+# ------------------------------------------------------------------ a stray line after Supersedes:
+
+DAY = ("# 2026-02-21\n\n## 09:00 - Belief\nUser prefers dark mode\n\n"
+       "## 15:30 - Belief\nUser prefers light mode after all\nSupersedes: 2026-02-21T09:00\n")
+STRAY = "siehe Chat vom Nachmittag\n"
+
+
+def _live(root: Path) -> set[str]:
+    from memvault.vault import Vault
+
+    with Vault.open(root) as vault:
+        return {e.id for e in vault.entries()}
+
+
+def test_a_stray_line_after_supersedes_is_an_error_naming_the_line(runner, vault_dir):
+    import json
+
+    from memvault.check.registry import RULES
+
+    (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n')
+    (vault_dir / "memory").mkdir()
+    day = vault_dir / "memory" / "2026-02-21.md"
+    day.write_text(DAY)
+    assert _live(vault_dir) == {"2026-02-21T15:30"}
+    day.write_text(DAY + STRAY)
+    assert _live(vault_dir) == {"2026-02-21T09:00", "2026-02-21T15:30"}  # what the error is about
+    res = runner.invoke(cli, ["check", "--json"])
+    assert res.exit_code == 1, res.output
+    found = [p for p in json.loads(res.output)["problems"] if p["code"] in ("MV209", "MV210")]
+    assert [(p["code"], p["line"], p["severity"]) for p in found] == [("MV210", 8, "error")]
+    assert "line 9 ('siehe Chat vom Nachmittag') follows it" in found[0]["message"]
+    assert "supersedes nothing" in found[0]["message"] and RULES["MV210"].severity == "error"
+
+
+def _hooked(tmp_path: Path, toml: str, text: str) -> Path:
+    from .helpers_check import git_repo, run_memvault
+
+    repo = git_repo(tmp_path / "v", {"memvault.toml": toml, "memory/2026-02-21.md": text})
+    assert run_memvault(repo, "hook", "install").returncode == 0
+    return repo
+
+
+def test_the_hook_refuses_a_commit_that_strands_a_supersedes_line(tmp_path):
+    from .helpers_check import commit, git
+
+    for n, toml in enumerate(('[vault]\ntimezone = "UTC"\n', '[vault]\ntimezone = "UTC"\n[hook]\njudge = "changed-lines"\n')):
+        repo = _hooked(tmp_path / str(n), toml, DAY)
+        before = git(repo, "rev-parse", "HEAD").stdout
+        with (repo / "memory" / "2026-02-21.md").open("a") as fh:
+            fh.write(STRAY)
+        git(repo, "add", "-A")
+        result = commit(repo)
+        assert result.returncode != 0 and "MV210 error" in result.stdout + result.stderr, (toml, result.stdout)
+        assert git(repo, "rev-parse", "HEAD").stdout == before
+
+
+def test_log_never_writes_a_reference_line_into_the_body(runner, vault_dir):
+    from .conftest import plain_vault
+
+    plain_vault(vault_dir)
+    day = vault_dir / "memory" / "2026-02-21.md"
+    before = day.read_text()
+    for text in ("Tee ist aus\nSupersedes: 2026-02-21T09:00\nsagt Anna", "Not tea\nreconfirms: 2026-02-21T09:00\nok"):
+        res = runner.invoke(cli, ["log", "--at", "2026-02-21 10:00", text])
+        assert res.exit_code == 2 and "(check: MV210)" in res.output, res.output
+    assert day.read_text() == before
+    fenced = "Config example:\n```\nSupersedes: 2026-02-21T09:00\n```\nthat is all"
+    assert runner.invoke(cli, ["log", "--at", "2026-02-21 10:00", fenced]).exit_code == 0
+    assert "MV210" not in runner.invoke(cli, ["check"]).output

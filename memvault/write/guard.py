@@ -46,6 +46,7 @@ def check_entry_text(text: str) -> str:
         if _is_heading(clean_invisible(line)):
             raise InputError(f"line {n} of the text would read as a '#'/'##' heading but for "
                              f"{', '.join(invisible_in(line))}; remove it, or use '###' for subheadings")
+    _refuse_reference_lines(lines)
     last = clean_invisible(lines[-1])
     meta = META_RE.match(last)
     if meta:  # it would be read back as metadata (or look like it), not as the text that was logged
@@ -53,6 +54,20 @@ def check_entry_text(text: str) -> str:
         hint = f"use --{key}" if key in OPTION_KEYS else "reword it"
         raise InputError(f"the text's last line {lines[-1]!r} would be read as the entry's {key.title()}: metadata; {hint}")
     return body
+
+
+def _refuse_reference_lines(lines: list[str]) -> None:
+    """A `Supersedes:`/`Reconfirms:` line in the text would be body text, not a reference: the
+    entry would silently supersede nothing (`check`: MV210, an error)."""
+    from memvault.check.sourcefile import fence_mask
+
+    fenced = fence_mask(lines)
+    for n, line in enumerate(lines, 1):
+        meta = META_RE.match(clean_invisible(line)) if not fenced[n - 1] else None
+        if meta and meta["key"].lower() in ("supersedes", "reconfirms"):
+            key = meta["key"].lower()
+            raise InputError(f"line {n} of the text is a '{key.title()}:' line, which in the body would be read "
+                             f"as text and {key} nothing (check: MV210); use --{key}")
 
 
 def _is_heading(line: str) -> bool:
