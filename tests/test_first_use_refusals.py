@@ -226,3 +226,63 @@ def test_log_never_writes_a_reference_line_into_the_body(runner, vault_dir):
     fenced = "Config example:\n```\nSupersedes: 2026-02-21T09:00\n```\nthat is all"
     assert runner.invoke(cli, ["log", "--at", "2026-02-21 10:00", fenced]).exit_code == 0
     assert "MV210" not in runner.invoke(cli, ["check"]).output
+
+
+# ------------------------------------------------------------------ check --fix on MV003
+
+ATTEMPTS = """\
+# 2026-02-21
+
+## 09:00 - Belief
+Der Build ist langsam
+
+## 10:00 Decision
+Move the nightly build to 02:00
+
+## 9:05 decision
+Keep the old runner one more week
+
+## 14:00 — Brand Lead Gen Deep Dive
+- notes from the call
+
+## 11.30 - Belief
+The dotted time stays as it is
+
+## 16:30 Belief
+Renumbering would move the next one
+
+## 16:30 - Observation
+Standup ran long
+"""
+
+
+def test_check_fix_repairs_plain_attempts_and_says_what_it_leaves(runner, vault_dir):
+    import json
+
+    from memvault.vault import Vault
+
+    (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n')
+    (vault_dir / "memory").mkdir()
+    day = vault_dir / "memory" / "2026-02-21.md"
+    day.write_text(ATTEMPTS)
+    res = runner.invoke(cli, ["check", "--fix"])
+    assert res.exit_code == 1, res.output
+    assert "fixed memory/2026-02-21.md: MV003" in res.output
+    text = day.read_text()
+    lines = text.split("\n")
+    # repaired in place (then put in time order); every other line as it was
+    assert "## 10:00 - Decision" in lines and "## 09:05 - Decision" in lines
+    assert "## 14:00 — Brand Lead Gen Deep Dive" in lines  # a timed note, never an attempt
+    assert "## 11.30 - Belief" in lines and "## 16:30 Belief" in lines
+    assert sorted(set(ATTEMPTS.split("\n")) - set(lines)) == ["## 10:00 Decision", "## 9:05 decision"]
+    with Vault.open(vault_dir) as vault:
+        typed = {e.id: e.type for e in vault.events if not e.is_note}
+    assert typed == {"2026-02-21T09:00": "belief", "2026-02-21T09:05": "decision", "2026-02-21T10:00": "decision",
+                     "2026-02-21T16:30": "observation"}
+    assert "not repaired by --fix:" in res.output
+    assert "MV003: its time is not written H:MM or HH:MM" in res.output
+    assert "MV003: the entry at 16:30 on line" in res.output and "would be renumbered" in res.output
+    again = json.loads(runner.invoke(cli, ["check", "--fix", "--json"]).output)
+    assert again["fixed"] == {} and day.read_text() == text
+    assert sorted((d["code"], d["line"]) for d in again["left_by_fix"]) == sorted(
+        (p["code"], p["line"]) for p in again["problems"])

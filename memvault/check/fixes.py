@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
 from memvault.check.hidden import fix_invisible
+from memvault.check.registry import RULES
 from memvault.check.rules import minute
 from memvault.check.sourcefile import (
     LOOSE_HEADING_RE,
@@ -23,7 +25,9 @@ from memvault.check.sourcefile import (
     trailing_ws_lines,
 )
 from memvault.config.core import Config
-from memvault.entries.markdown import TITLE_RE
+from memvault.entries.headings import repair_attempt
+from memvault.entries.markdown import H2_RE, TITLE_RE
+from memvault.entries.model import Problem
 from memvault.entries.naming import log_name
 from memvault.errors import WriteConflict
 from memvault.fsio import locked, rewrite
@@ -69,6 +73,42 @@ def fix_headings(src: SourceFile) -> tuple[list[str], list[str]] | None:
                 out.append("")
         out.append(line)
     return (out, sorted(codes)) if codes else None
+
+
+def attempt_repairs(src: SourceFile, types: tuple[str, ...]) -> dict[int, tuple[str | None, str]]:
+    """For each MV003 heading of a dated log (by 0-based line): the line `--fix` writes in its
+    place and "", or None and why it is left (`entries.headings.repair_attempt`). A repair that
+    would renumber an entry below it in the same minute (its `-2` id, and references to it) is
+    left too."""
+    if not src.is_log or src.parsed.date is None:
+        return {}
+    out: dict[int, tuple[str | None, str]] = {}
+    for p in src.parsed.problems:
+        i = p.line - 1
+        if p.code != "MV003" or not 0 <= i < len(src.lines) or src.in_fence[i]:
+            continue
+        m = H2_RE.match(src.lines[i])
+        if m is None:
+            continue
+        heading, why = repair_attempt(m[1], types)
+        if heading is not None:
+            clock = heading[:5]
+            below = [e for e in src.parsed.events if e.line > p.line and not e.is_note and e.timestamp is not None
+                     and f"{e.timestamp:%H:%M}" == clock]
+            if below:
+                heading, why = None, (f"the entry at {clock} on line {below[0].line} would be renumbered "
+                                      "(its id, and what refers to it, would move); fix this heading by hand")
+        out[i] = (f"## {heading}" if heading is not None else None, why)
+    return out
+
+
+def fix_attempts(src: SourceFile, types: tuple[str, ...]) -> tuple[list[str], list[str]] | None:
+    """MV003: an attempt at an entry heading that plainly means one (`## 10:00 Decision`,
+    `## 9:05 decision`) becomes `## HH:MM - Type`; the rest of the heading is kept."""
+    repairs = {i: line for i, (line, _) in attempt_repairs(src, types).items() if line is not None}
+    if not repairs:
+        return None
+    return [repairs.get(i, line) for i, line in enumerate(src.lines)], ["MV003"]
 
 
 def fix_title(src: SourceFile) -> tuple[list[str], list[str]] | None:
@@ -124,17 +164,27 @@ def fix_order(src: SourceFile) -> tuple[list[str], list[str]] | None:
     return out, ["MV015"]
 
 
-# fix_invisible first: a heading it uncovers may need the others (spacing, order).
-FIXERS: tuple[Fixer, ...] = (fix_invisible, fix_whitespace, fix_headings, fix_title, fix_order)
+# fix_invisible first: a heading it uncovers may need the others (spacing, order); an attempt
+# repaired into an entry heading may need a blank line above it or its place in time order.
+def fixers(config: Config) -> tuple[Fixer, ...]:
+    return (fix_invisible, fix_whitespace, partial(fix_attempts, types=config.types), fix_headings, fix_title,
+            fix_order)
 
 
 def signature(text: str) -> Counter[str]:
     """What a fix must not change: every non-blank line, whitespace and invisible characters
-    removed (MV017 removes those), title lines aside."""
+    removed (MV017 removes those), title lines aside; of a `##` heading, its letters and digits
+    without case or a time's leading zero (MV003's repair adds a dash, a zero, a capital)."""
     return Counter(
-        "".join(clean_invisible(line).split()) for line in text.split("\n")
+        _heading_key(line) if line.startswith("##") else "".join(clean_invisible(line).split())
+        for line in text.split("\n")
         if line.strip() and not (TITLE_RE.match(line) and not line.startswith("##"))
     )
+
+
+def _heading_key(line: str) -> str:
+    key = "".join(c for c in clean_invisible(line).lower() if c.isalnum())
+    return key[1:] if key[:1] == "0" else key
 
 
 def fix_source(src: SourceFile, config: Config) -> tuple[str, list[str]]:
@@ -143,7 +193,7 @@ def fix_source(src: SourceFile, config: Config) -> tuple[str, list[str]]:
         return src.text, []  # unreadable or not valid UTF-8: writing it back would change bytes
     codes: list[str] = []
     current = src
-    for fixer in FIXERS:
+    for fixer in fixers(config):
         result = fixer(current)
         if result is not None:
             lines, done = result
@@ -172,6 +222,39 @@ def fix_vault(vault: ParsedVault, paths: Sequence[str] = ()) -> dict[str, list[s
         if codes:
             fixed[rel] = codes
     return fixed
+
+
+NOT_LAYOUT = ("not a layout problem: --fix changes only titles, whitespace, heading form and entry order, "
+              "never what an entry says, refers to or when it happened")
+
+
+def left_by_fix(vault: ParsedVault, problems: Sequence[Problem]) -> list[dict[str, object]]:
+    """What `check --fix` leaves and why: each MV003 heading with the reason it was not repaired;
+    every other code once, with its count and why --fix does not touch it."""
+    out: list[dict[str, object]] = []
+    reasons: dict[str, dict[int, tuple[str | None, str]]] = {}
+    counts: Counter[str] = Counter(p.code for p in problems if p.code != "MV003")
+    for p in problems:
+        if p.code == "MV003":
+            if p.path not in reasons:
+                reasons[p.path] = _attempts_on_disk(vault, p.path)
+            why = reasons[p.path].get(p.line - 1, (None, "it is not in a dated daily log; --fix does not guess a day"))[1]
+            out.append({"path": p.path, "line": p.line, "code": p.code, "count": 1, "why": why})
+    for code, n in sorted(counts.items()):
+        fixable = code in RULES and RULES[code].fixable
+        out.append({"path": None, "line": None, "code": code, "count": n,
+                    "why": "could not be repaired without changing content" if fixable else NOT_LAYOUT})
+    return out
+
+
+def _attempts_on_disk(vault: ParsedVault, rel: str) -> dict[int, tuple[str | None, str]]:
+    if problem_at(vault.root, rel) is not None:
+        return {}
+    try:
+        raw = (vault.root / rel).read_bytes()
+    except OSError:
+        return {}
+    return attempt_repairs(load_source(rel, raw, vault.config, vault.dates.of(rel)), vault.config.types)
 
 
 def _fix_file(vault: ParsedVault, rel: str, full: Path) -> list[str]:

@@ -25,7 +25,7 @@ class Rule:
 RULES: dict[str, Rule] = {r.code: r for r in (
     Rule("MV001", "error", "daily log file name is not a real date (or an entry in a file with no date)"),
     Rule("MV002", "warning", "title does not match the file's date", True),
-    Rule("MV003", "error", "malformed entry heading (an attempt at '## HH:MM - Type')"),
+    Rule("MV003", "error", "malformed entry heading (an attempt at '## HH:MM - Type')", True),
     Rule("MV004", "error", "invalid time in an entry heading"),
     Rule("MV005", "error", "unknown entry type"),
     Rule("MV006", "error", "two daily logs for the same date"),
