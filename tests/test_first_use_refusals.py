@@ -286,3 +286,45 @@ def test_check_fix_repairs_plain_attempts_and_says_what_it_leaves(runner, vault_
     assert again["fixed"] == {} and day.read_text() == text
     assert sorted((d["code"], d["line"]) for d in again["left_by_fix"]) == sorted(
         (p["code"], p["line"]) for p in again["problems"])
+
+
+# ------------------------------------------------------------------ watch --commit and the hook
+
+TOKEN = "ghp_" + "Zk3Qp9Lm2Xv8Rt5Yw7Nb4Hc6Jd1Fg0Sa2Ty3Ui"
+
+
+def test_watch_commit_unstages_what_the_hook_refused_and_status_says_so(runner, tmp_path):
+    import signal
+
+    from memvault.watch.state import read_record
+
+    from .helpers_check import git
+    from .helpers_watch import WatchProcess, wait_for
+
+    root = tmp_path / "v"
+    assert runner.invoke(cli, ["init", str(root), "--timezone", "UTC"]).exit_code == 0  # the real hook
+    (root / "notes.md").write_text("my own staged work\n")
+    git(root, "add", "notes.md")
+    day = root / "memory" / "2026-02-21.md"
+    w = WatchProcess(root, "--commit", "--quiet-period", "0.2")
+    try:
+        w.read_until("ready")
+        day.write_text(f"# 2026-02-21\n\n## 09:15 - Observation\nDeploy mit {TOKEN} gemacht\n")
+        wait_for(lambda: "unstaged" in ((read_record(root) or {}).get("commit") or {}), what="refusal recorded",
+                 timeout=30)
+        record = read_record(root)["commit"]
+        assert "MV503" in record["error"] and record["unstaged"] == "memory/2026-02-21.md"
+        assert git(root, "diff", "--cached", "--name-only").stdout.split() == ["notes.md"]  # theirs stays
+        assert TOKEN in day.read_text()  # nothing lost: the working tree keeps the change
+        assert git(root, "log", "--format=%s").stdout.split("\n")[0] == "memvault: new vault"
+        shown = runner.invoke(cli, ["--vault", str(root), "status"])
+        assert "last commit failed" in shown.output and "MV503" in shown.output
+        assert "not committed, unstaged again: memory/2026-02-21.md" in shown.output
+        w.proc.send_signal(signal.SIGTERM)
+        assert w.finish()[0] == 0
+    finally:
+        if w.proc.poll() is None:
+            w.proc.kill()
+    after = runner.invoke(cli, ["--vault", str(root), "status"])  # the refusal outlives the watcher
+    assert "not committed, unstaged again: memory/2026-02-21.md" in after.output
+    assert TOKEN not in after.output
