@@ -328,3 +328,15 @@ def test_watch_commit_unstages_what_the_hook_refused_and_status_says_so(runner, 
     after = runner.invoke(cli, ["--vault", str(root), "status"])  # the refusal outlives the watcher
     assert "not committed, unstaged again: memory/2026-02-21.md" in after.output
     assert TOKEN not in after.output
+
+
+def test_init_without_git_on_the_path_creates_nothing(runner, tmp_path, monkeypatch):
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    target = tmp_path / "nogit"
+    res = runner.invoke(cli, ["init", str(target)])
+    assert res.exit_code == 1 and "git is not installed" in res.output and "--no-git" in res.output
+    assert not target.exists()
+    assert runner.invoke(cli, ["init", str(target), "--no-git", "--no-hook"]).exit_code == 0
+    assert (target / "memvault.toml").is_file() and not (target / ".git").exists()

@@ -176,14 +176,15 @@ def signature(text: str) -> Counter[str]:
     removed (MV017 removes those), title lines aside; of a `##` heading, its letters and digits
     without case or a time's leading zero (MV003's repair adds a dash, a zero, a capital)."""
     return Counter(
-        _heading_key(line) if line.startswith("##") else "".join(clean_invisible(line).split())
-        for line in text.split("\n")
+        _line_key(clean_invisible(line)) for line in text.split("\n")
         if line.strip() and not (TITLE_RE.match(line) and not line.startswith("##"))
     )
 
 
-def _heading_key(line: str) -> str:
-    key = "".join(c for c in clean_invisible(line).lower() if c.isalnum())
+def _line_key(line: str) -> str:
+    if not line.lstrip().startswith("##"):
+        return "".join(line.split())
+    key = "".join(c for c in line.lower() if c.isalnum())
     return key[1:] if key[:1] == "0" else key
 
 

@@ -13,9 +13,9 @@ from memvault.entries.daily import parse_log
 from memvault.entries.model import Event
 from memvault.entries.render import render_entry
 from memvault.entries.values import parse_importance
-from memvault.errors import InputError, MemvaultError, NotFoundError
+from memvault.errors import GitError, InputError, MemvaultError, NotFoundError
 from memvault.fsio import append_spacing, atomic_write, decode_text, encode_like, locked, rewrite
-from memvault.gitio import fallback_identity, run_git
+from memvault.gitio import NOT_INSTALLED, fallback_identity, run_git
 from memvault.layout import LOG_DIR, writable
 from memvault.parsed import ParsedVault
 from memvault.write.guard import (
@@ -36,6 +36,8 @@ def init_vault(target: Path, *, timezone: str | None = None, git: bool = True) -
     disk as it was (no folder, no file, no repository)."""
     target = Path(target).expanduser().resolve()
     config = _init_config(target, timezone)
+    if git and shutil.which("git") is None:
+        raise GitError(f"{NOT_INSTALLED}; install it, or give --no-git for a vault without history; nothing was created")
     target.mkdir(parents=True, exist_ok=True)
     for src in sorted(TEMPLATE.rglob("*")):
         rel = src.relative_to(TEMPLATE)
