@@ -340,3 +340,33 @@ def test_init_without_git_on_the_path_creates_nothing(runner, tmp_path, monkeypa
     assert not target.exists()
     assert runner.invoke(cli, ["init", str(target), "--no-git", "--no-hook"]).exit_code == 0
     assert (target / "memvault.toml").is_file() and not (target / ".git").exists()
+
+
+def test_a_refused_watch_commit_puts_back_what_the_person_had_staged(tmp_path):
+    import stat
+
+    import pytest
+
+    from memvault.errors import GitError
+    from memvault.vault import Vault
+    from memvault.watch.autocommit import CommitRefused, commit_vault
+    from memvault.write.log import init_vault
+
+    from .helpers_check import git
+
+    root = init_vault(tmp_path / "v", timezone="UTC")
+    hook = root / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'nicht jetzt' >&2\nexit 1\n")
+    hook.chmod(hook.stat().st_mode | stat.S_IEXEC)
+    day = root / "memory" / "2026-02-21.md"
+    day.write_text("# 2026-02-21\n\n## 09:00 - Observation\nStaged by me\n")
+    git(root, "add", "memory/2026-02-21.md")
+    staged = git(root, "ls-files", "-s", "memory/2026-02-21.md").stdout
+    day.write_text(day.read_text() + "\n## 10:00 - Observation\nWritten later\n")
+    (root / "MEMORY.md").write_text((root / "MEMORY.md").read_text() + "\n- brand new bullet\n")
+    with pytest.raises(CommitRefused, match="nicht jetzt") as refused:
+        commit_vault(root, Vault.open(root).config)
+    assert isinstance(refused.value, GitError) and set(refused.value.paths) == {"MEMORY.md", "memory/2026-02-21.md"}
+    assert git(root, "ls-files", "-s", "memory/2026-02-21.md").stdout == staged  # their version, not the watcher's
+    assert git(root, "diff", "--cached", "--name-only").stdout.split() == ["memory/2026-02-21.md"]
+    assert "Written later" in day.read_text() and "brand new bullet" in (root / "MEMORY.md").read_text()
