@@ -370,3 +370,16 @@ def test_a_refused_watch_commit_puts_back_what_the_person_had_staged(tmp_path):
     assert git(root, "ls-files", "-s", "memory/2026-02-21.md").stdout == staged  # their version, not the watcher's
     assert git(root, "diff", "--cached", "--name-only").stdout.split() == ["memory/2026-02-21.md"]
     assert "Written later" in day.read_text() and "brand new bullet" in (root / "MEMORY.md").read_text()
+
+
+def test_check_fix_leaves_an_attempt_whose_note_something_refers_to(runner, vault_dir):
+    (vault_dir / "memvault.toml").write_text('[vault]\ntimezone = "UTC"\n')
+    (vault_dir / "memory").mkdir()
+    day = vault_dir / "memory" / "2026-02-21.md"
+    text = ("# 2026-02-21\n\n## 10:00 Decision\nUse Postgres\n\n"
+            "## 11:00 - Decision\nUse SQLite after all\nSupersedes: 2026-02-21#10-00-decision\n")
+    day.write_text(text)
+    assert "MV011" not in runner.invoke(cli, ["check"]).output  # the reference names the note today
+    res = runner.invoke(cli, ["check", "--fix"])
+    assert day.read_text() == text
+    assert "its section is referred to as the note 2026-02-21#10-00-decision" in res.output

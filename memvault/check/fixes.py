@@ -75,11 +75,13 @@ def fix_headings(src: SourceFile) -> tuple[list[str], list[str]] | None:
     return (out, sorted(codes)) if codes else None
 
 
-def attempt_repairs(src: SourceFile, types: tuple[str, ...]) -> dict[int, tuple[str | None, str]]:
+def attempt_repairs(src: SourceFile, types: tuple[str, ...],
+                    referenced: frozenset[str] = frozenset()) -> dict[int, tuple[str | None, str]]:
     """For each MV003 heading of a dated log (by 0-based line): the line `--fix` writes in its
     place and "", or None and why it is left (`entries.headings.repair_attempt`). A repair that
-    would renumber an entry below it in the same minute (its `-2` id, and references to it) is
-    left too."""
+    would move a reference is left too: one that renumbers an entry below it in the same minute
+    (its `-2` id), or one whose note (its section, until repaired) is in `referenced`, the ids
+    that a Supersedes, Reconfirms or a curated bullet's sources resolve to."""
     if not src.is_log or src.parsed.date is None:
         return {}
     out: dict[int, tuple[str | None, str]] = {}
@@ -95,17 +97,22 @@ def attempt_repairs(src: SourceFile, types: tuple[str, ...]) -> dict[int, tuple[
             clock = heading[:5]
             below = [e for e in src.parsed.events if e.line > p.line and not e.is_note and e.timestamp is not None
                      and f"{e.timestamp:%H:%M}" == clock]
+            note = next((e.id for e in src.parsed.events if e.line == p.line), None)
             if below:
                 heading, why = None, (f"the entry at {clock} on line {below[0].line} would be renumbered "
                                       "(its id, and what refers to it, would move); fix this heading by hand")
+            elif note in referenced:
+                heading, why = None, (f"its section is referred to as the note {note}, and the repair would "
+                                      "change that id; fix the heading and the reference by hand")
         out[i] = (f"## {heading}" if heading is not None else None, why)
     return out
 
 
-def fix_attempts(src: SourceFile, types: tuple[str, ...]) -> tuple[list[str], list[str]] | None:
+def fix_attempts(src: SourceFile, types: tuple[str, ...],
+                 referenced: frozenset[str] = frozenset()) -> tuple[list[str], list[str]] | None:
     """MV003: an attempt at an entry heading that plainly means one (`## 10:00 Decision`,
     `## 9:05 decision`) becomes `## HH:MM - Type`; the rest of the heading is kept."""
-    repairs = {i: line for i, (line, _) in attempt_repairs(src, types).items() if line is not None}
+    repairs = {i: line for i, (line, _) in attempt_repairs(src, types, referenced).items() if line is not None}
     if not repairs:
         return None
     return [repairs.get(i, line) for i, line in enumerate(src.lines)], ["MV003"]
@@ -166,9 +173,9 @@ def fix_order(src: SourceFile) -> tuple[list[str], list[str]] | None:
 
 # fix_invisible first: a heading it uncovers may need the others (spacing, order); an attempt
 # repaired into an entry heading may need a blank line above it or its place in time order.
-def fixers(config: Config) -> tuple[Fixer, ...]:
-    return (fix_invisible, fix_whitespace, partial(fix_attempts, types=config.types), fix_headings, fix_title,
-            fix_order)
+def fixers(config: Config, referenced: frozenset[str] = frozenset()) -> tuple[Fixer, ...]:
+    return (fix_invisible, fix_whitespace, partial(fix_attempts, types=config.types, referenced=referenced),
+            fix_headings, fix_title, fix_order)
 
 
 def signature(text: str) -> Counter[str]:
@@ -188,13 +195,14 @@ def _line_key(line: str) -> str:
     return key[1:] if key[:1] == "0" else key
 
 
-def fix_source(src: SourceFile, config: Config) -> tuple[str, list[str]]:
-    """The repaired text of one file and the codes repaired (empty when nothing to do)."""
+def fix_source(src: SourceFile, config: Config, referenced: frozenset[str] = frozenset()) -> tuple[str, list[str]]:
+    """The repaired text of one file and the codes repaired (empty when nothing to do);
+    `referenced`: the ids a repair must not change (`referenced_ids`)."""
     if any(p.code in ("MV100", "MV102") for p in src.parsed.problems):
         return src.text, []  # unreadable or not valid UTF-8: writing it back would change bytes
     codes: list[str] = []
     current = src
-    for fixer in fixers(config):
+    for fixer in fixers(config, referenced):
         result = fixer(current)
         if result is not None:
             lines, done = result
@@ -213,13 +221,22 @@ def encode(src: SourceFile, text: str) -> bytes:
     return (b"\xef\xbb\xbf" if src.bom else b"") + text.encode("utf-8")
 
 
+def referenced_ids(vault: ParsedVault) -> frozenset[str]:
+    """The ids some reference resolves to: superseded, reconfirmed or cited by a curated bullet."""
+    tl = vault.timeline
+    cited = {eid for ev in tl.events if ev.kind == "curated" and ev.sources for eid in tl.source_ids(ev)}
+    linked = [k for edges in (tl.superseded_by, tl.reconfirmed_by) for k, v in edges.items() if v]
+    return frozenset(linked) | cited
+
+
 def fix_vault(vault: ParsedVault, paths: Sequence[str] = ()) -> dict[str, list[str]]:
     """Repair the named vault files (default: all) in place; returns {path: codes fixed}."""
     fixed: dict[str, list[str]] = {}
+    referenced = referenced_ids(vault)
     for rel in paths or list(iter_markdown(vault.root, selection=vault.selection)):
         if problem_at(vault.root, rel) is not None:
             continue  # a link or not a file: never read or written (layout.py); check reports it
-        codes = _fix_file(vault, rel, vault.root / rel)
+        codes = _fix_file(vault, rel, vault.root / rel, referenced)
         if codes:
             fixed[rel] = codes
     return fixed
@@ -255,17 +272,18 @@ def _attempts_on_disk(vault: ParsedVault, rel: str) -> dict[int, tuple[str | Non
         raw = (vault.root / rel).read_bytes()
     except OSError:
         return {}
-    return attempt_repairs(load_source(rel, raw, vault.config, vault.dates.of(rel)), vault.config.types)
+    return attempt_repairs(load_source(rel, raw, vault.config, vault.dates.of(rel)), vault.config.types,
+                           referenced_ids(vault))
 
 
-def _fix_file(vault: ParsedVault, rel: str, full: Path) -> list[str]:
+def _fix_file(vault: ParsedVault, rel: str, full: Path, referenced: frozenset[str]) -> list[str]:
     done: list[str] = []
 
     def repair(raw: bytes | None) -> bytes | None:
         if raw is None:
             return None
         src = load_source(rel, raw, vault.config, vault.dates.of(rel))
-        text, codes = fix_source(src, vault.config)
+        text, codes = fix_source(src, vault.config, referenced)
         done[:] = codes
         return encode(src, text) if codes else None
 
