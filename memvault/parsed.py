@@ -301,12 +301,13 @@ class ParsedVault:
         """What `find` finds, with how `spec` named it and why (`memvault.entries.lookup.Found`)."""
         return lookup(self.timeline, spec, self.files.keys(), self.root.as_posix())
 
-    def check_types(self, types: Iterable[str]) -> None:
+    def check_types(self, types: Iterable[str], what: str = "--type ") -> None:
         """Refuse a type no entry can have: `--type beliefs` once listed nothing, silently.
 
         Known types are the configured ones, `note`, plus any an entry uses (a `## 10:00 - Feeling`
         entry is kept though unconfigured, so it can be asked for). The entries are read
         only when a type is not configured: search answers from its index without them.
+        `what` names where the type was given (`--type `, or `type:` in a search query).
         """
         given = list(types)
         configured = set(self.config.types) | {NOTE}
@@ -315,7 +316,7 @@ class ParsedVault:
         known = configured | {e.type for e in self.events}
         unknown = [t for t in given if t.lower() not in known]
         if unknown:
-            raise InputError(f"--type {unknown[0]!r}: no such type; known: {', '.join(sorted(known))}")
+            raise InputError(f"{what}{unknown[0]!r}: no such type; known: {', '.join(sorted(known))}")
 
     def entries(
         self,

@@ -43,7 +43,12 @@ Tired of the flaky build
 ## 11:00 - Decision
 Move the nightly build to 02:00
 Supersedes: the entry about weekly standups that never existed
+
+## Offene Punkte
+- Build beobachten
 """
+# (The file ends in a freeform section: a line appended right under the Supersedes line would strand
+# it in the body, MV210, which the hook refuses even here: tests/test_first_use_refusals.py.)
 
 
 def legacy_repo(tmp_path: Path, toml: str = CHANGED) -> Path:

@@ -373,8 +373,8 @@ def test_check_fix_does_not_write_over_an_in_place_save_made_while_it_fixed(runn
     real_fix = fixes.fix_source
     saves = []
 
-    def fix_while_a_person_saves(src, config):
-        result = real_fix(src, config)
+    def fix_while_a_person_saves(src, config, *rest):
+        result = real_fix(src, config, *rest)
         if not saves and src.path.endswith("21.md"):
             with open(daily, "r+", encoding="utf-8") as fh:
                 text = fh.read().replace("User likes tea", "User likes green tea")

@@ -27,7 +27,8 @@ def run_check(vault: ParsedVault, paths: Sequence[str] = (), *, staged: bool = F
     """Check the whole vault, the named files, or (`staged`) exactly what git will commit.
 
     `fix` first repairs, in the working tree, what the fixable rules find (in `paths` when
-    given), then checks the result; the report's `fixed` says which files got which fix.
+    given), then checks the result; the report's `fixed` says which files got which fix, its
+    `left` which problems remain and why --fix does not repair them.
     It is refused with `staged`: the repairs would not be what the commit holds.
     `changed_lines` (with `staged`) keeps only the problems on what the commit adds or
     changes; None follows `[hook] judge` in memvault.toml (check/changed.py).
@@ -44,6 +45,10 @@ def run_check(vault: ParsedVault, paths: Sequence[str] = (), *, staged: bool = F
         fixed = fix_vault(vault, vault_paths(vault.root, paths, selection=vault.selection) if paths else ())
     report = check_vault(vault, paths, staged=staged, now=now, changed_lines=changed_lines)
     report.fixed = fixed
+    if fix:
+        from memvault.check.fixes import left_by_fix
+
+        report.left = left_by_fix(vault, report.problems)
     return report
 
 

@@ -10,7 +10,9 @@ keeps a problem only when the commit is to blame for it:
   deletes: entry-level problems (an unresolved `Supersedes`, a duplicate id, a cycle) are
   reported at the heading, and a new or edited `Supersedes:` line is what caused them;
 - it is about the file's name (MV001, MV006, links and non-files) and the commit adds the
-  file or renames it.
+  file or renames it;
+- it is a metadata line stranded in the body (MV209, MV210) and the commit adds or changes a
+  line below it in its entry (the line that strands it).
 
 Everything else, legacy problems elsewhere in a touched file, never blocks. A file new to
 the repository is all added lines, so it is judged whole. The changed lines come from one
@@ -35,6 +37,9 @@ HOOK_DEFAULTS = {"judge": "all"}
 JUDGES = ("all", "changed-lines")
 # Problems about a file's name or kind, not its lines: blamed on a commit that adds or renames it.
 PATH_CODES = frozenset({"MV001", "MV006", "MV100", "MV110", "MV111"})
+# Problems on a metadata line that the lines below it strand in the body: blamed on a commit that
+# adds a line below it in its entry.
+STRANDED_CODES = frozenset({"MV209", "MV210"})
 HUNK_RE = re.compile(r"^@@ -\d+(?:,(?P<old>\d+))? \+(?P<new>\d+)(?:,(?P<count>\d+))? @@")
 HEADING_RE = re.compile(r"^ {0,3}#{1,6}[ \t]")
 OCTAL_RE = re.compile(rb"\\([0-7]{3}|.)")
@@ -167,15 +172,27 @@ def keep_changed(problems: Iterable[Problem], changes: dict[str, FileChanges],
                  files: Iterable[SourceFile]) -> list[Problem]:
     """The problems the commit is to blame for (see the module doc); `files` are the staged
     memory files as checked, for the entry rule."""
-    touched = {f.path: _touched_heads(changes[f.path], f) for f in files if f.path in changes}
+    staged = {f.path: f for f in files if f.path in changes}
+    touched = {path: _touched_heads(changes[path], f) for path, f in staged.items()}
     kept = []
     for p in problems:
         got = changes.get(p.path)
         if got is None:
             continue  # not staged, or staged with no line of its own changed (a mode change)
-        if p.line in got.added or p.line in touched.get(p.path, ()) or (got.new_path and p.code in PATH_CODES):
+        stranded = p.code in STRANDED_CODES and p.path in staged and _added_below(got, staged[p.path], p.line)
+        if p.line in got.added or p.line in touched.get(p.path, ()) or (got.new_path and p.code in PATH_CODES) or stranded:
             kept.append(p)
     return kept
+
+
+def _added_below(got: FileChanges, src: SourceFile, line: int) -> bool:
+    """Does the commit add or change a line below `line` in the same entry? A metadata line is
+    stranded in the body (MV209, MV210) by what follows it: a stray line added under an older
+    `Supersedes:` is what this commit does wrong."""
+    for ev in src.parsed.events:
+        if ev.line <= line <= ev.end_line:
+            return any(n in got.added for n in range(line + 1, ev.end_line + 1))
+    return False
 
 
 def _touched_heads(got: FileChanges, src: SourceFile) -> set[int]:

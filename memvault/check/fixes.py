@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
 from memvault.check.hidden import fix_invisible
+from memvault.check.registry import RULES
 from memvault.check.rules import minute
 from memvault.check.sourcefile import (
     LOOSE_HEADING_RE,
@@ -23,7 +25,9 @@ from memvault.check.sourcefile import (
     trailing_ws_lines,
 )
 from memvault.config.core import Config
-from memvault.entries.markdown import TITLE_RE
+from memvault.entries.headings import repair_attempt
+from memvault.entries.markdown import H2_RE, TITLE_RE
+from memvault.entries.model import Problem
 from memvault.entries.naming import log_name
 from memvault.errors import WriteConflict
 from memvault.fsio import locked, rewrite
@@ -69,6 +73,49 @@ def fix_headings(src: SourceFile) -> tuple[list[str], list[str]] | None:
                 out.append("")
         out.append(line)
     return (out, sorted(codes)) if codes else None
+
+
+def attempt_repairs(src: SourceFile, types: tuple[str, ...],
+                    referenced: frozenset[str] = frozenset()) -> dict[int, tuple[str | None, str]]:
+    """For each MV003 heading of a dated log (by 0-based line): the line `--fix` writes in its
+    place and "", or None and why it is left (`entries.headings.repair_attempt`). A repair that
+    would move a reference is left too: one that renumbers an entry below it in the same minute
+    (its `-2` id), or one whose note (its section, until repaired) is in `referenced`, the ids
+    that a Supersedes, Reconfirms or a curated bullet's sources resolve to."""
+    if not src.is_log or src.parsed.date is None:
+        return {}
+    out: dict[int, tuple[str | None, str]] = {}
+    for p in src.parsed.problems:
+        i = p.line - 1
+        if p.code != "MV003" or not 0 <= i < len(src.lines) or src.in_fence[i]:
+            continue
+        m = H2_RE.match(src.lines[i])
+        if m is None:
+            continue
+        heading, why = repair_attempt(m[1], types)
+        if heading is not None:
+            clock = heading[:5]
+            below = [e for e in src.parsed.events if e.line > p.line and not e.is_note and e.timestamp is not None
+                     and f"{e.timestamp:%H:%M}" == clock]
+            note = next((e.id for e in src.parsed.events if e.line == p.line), None)
+            if below:
+                heading, why = None, (f"the entry at {clock} on line {below[0].line} would be renumbered "
+                                      "(its id, and what refers to it, would move); fix this heading by hand")
+            elif note in referenced:
+                heading, why = None, (f"its section is referred to as the note {note}, and the repair would "
+                                      "change that id; fix the heading and the reference by hand")
+        out[i] = (f"## {heading}" if heading is not None else None, why)
+    return out
+
+
+def fix_attempts(src: SourceFile, types: tuple[str, ...],
+                 referenced: frozenset[str] = frozenset()) -> tuple[list[str], list[str]] | None:
+    """MV003: an attempt at an entry heading that plainly means one (`## 10:00 Decision`,
+    `## 9:05 decision`) becomes `## HH:MM - Type`; the rest of the heading is kept."""
+    repairs = {i: line for i, (line, _) in attempt_repairs(src, types, referenced).items() if line is not None}
+    if not repairs:
+        return None
+    return [repairs.get(i, line) for i, line in enumerate(src.lines)], ["MV003"]
 
 
 def fix_title(src: SourceFile) -> tuple[list[str], list[str]] | None:
@@ -124,26 +171,38 @@ def fix_order(src: SourceFile) -> tuple[list[str], list[str]] | None:
     return out, ["MV015"]
 
 
-# fix_invisible first: a heading it uncovers may need the others (spacing, order).
-FIXERS: tuple[Fixer, ...] = (fix_invisible, fix_whitespace, fix_headings, fix_title, fix_order)
+# fix_invisible first: a heading it uncovers may need the others (spacing, order); an attempt
+# repaired into an entry heading may need a blank line above it or its place in time order.
+def fixers(config: Config, referenced: frozenset[str] = frozenset()) -> tuple[Fixer, ...]:
+    return (fix_invisible, fix_whitespace, partial(fix_attempts, types=config.types, referenced=referenced),
+            fix_headings, fix_title, fix_order)
 
 
 def signature(text: str) -> Counter[str]:
     """What a fix must not change: every non-blank line, whitespace and invisible characters
-    removed (MV017 removes those), title lines aside."""
+    removed (MV017 removes those), title lines aside; of a `##` heading, its letters and digits
+    without case or a time's leading zero (MV003's repair adds a dash, a zero, a capital)."""
     return Counter(
-        "".join(clean_invisible(line).split()) for line in text.split("\n")
+        _line_key(clean_invisible(line)) for line in text.split("\n")
         if line.strip() and not (TITLE_RE.match(line) and not line.startswith("##"))
     )
 
 
-def fix_source(src: SourceFile, config: Config) -> tuple[str, list[str]]:
-    """The repaired text of one file and the codes repaired (empty when nothing to do)."""
+def _line_key(line: str) -> str:
+    if not line.lstrip().startswith("##"):
+        return "".join(line.split())
+    key = "".join(c for c in line.lower() if c.isalnum())
+    return key[1:] if key[:1] == "0" else key
+
+
+def fix_source(src: SourceFile, config: Config, referenced: frozenset[str] = frozenset()) -> tuple[str, list[str]]:
+    """The repaired text of one file and the codes repaired (empty when nothing to do);
+    `referenced`: the ids a repair must not change (`referenced_ids`)."""
     if any(p.code in ("MV100", "MV102") for p in src.parsed.problems):
         return src.text, []  # unreadable or not valid UTF-8: writing it back would change bytes
     codes: list[str] = []
     current = src
-    for fixer in FIXERS:
+    for fixer in fixers(config, referenced):
         result = fixer(current)
         if result is not None:
             lines, done = result
@@ -162,26 +221,69 @@ def encode(src: SourceFile, text: str) -> bytes:
     return (b"\xef\xbb\xbf" if src.bom else b"") + text.encode("utf-8")
 
 
+def referenced_ids(vault: ParsedVault) -> frozenset[str]:
+    """The ids some reference resolves to: superseded, reconfirmed or cited by a curated bullet."""
+    tl = vault.timeline
+    cited = {eid for ev in tl.events if ev.kind == "curated" and ev.sources for eid in tl.source_ids(ev)}
+    linked = [k for edges in (tl.superseded_by, tl.reconfirmed_by) for k, v in edges.items() if v]
+    return frozenset(linked) | cited
+
+
 def fix_vault(vault: ParsedVault, paths: Sequence[str] = ()) -> dict[str, list[str]]:
     """Repair the named vault files (default: all) in place; returns {path: codes fixed}."""
     fixed: dict[str, list[str]] = {}
+    referenced = referenced_ids(vault)
     for rel in paths or list(iter_markdown(vault.root, selection=vault.selection)):
         if problem_at(vault.root, rel) is not None:
             continue  # a link or not a file: never read or written (layout.py); check reports it
-        codes = _fix_file(vault, rel, vault.root / rel)
+        codes = _fix_file(vault, rel, vault.root / rel, referenced)
         if codes:
             fixed[rel] = codes
     return fixed
 
 
-def _fix_file(vault: ParsedVault, rel: str, full: Path) -> list[str]:
+NOT_LAYOUT = ("not a layout problem: --fix changes only titles, whitespace, heading form and entry order, "
+              "never what an entry says, refers to or when it happened")
+
+
+def left_by_fix(vault: ParsedVault, problems: Sequence[Problem]) -> list[dict[str, object]]:
+    """What `check --fix` leaves and why: each MV003 heading with the reason it was not repaired;
+    every other code once, with its count and why --fix does not touch it."""
+    out: list[dict[str, object]] = []
+    reasons: dict[str, dict[int, tuple[str | None, str]]] = {}
+    counts: Counter[str] = Counter(p.code for p in problems if p.code != "MV003")
+    for p in problems:
+        if p.code == "MV003":
+            if p.path not in reasons:
+                reasons[p.path] = _attempts_on_disk(vault, p.path)
+            why = reasons[p.path].get(p.line - 1, (None, "it is not in a dated daily log; --fix does not guess a day"))[1]
+            out.append({"path": p.path, "line": p.line, "code": p.code, "count": 1, "why": why})
+    for code, n in sorted(counts.items()):
+        fixable = code in RULES and RULES[code].fixable
+        out.append({"path": None, "line": None, "code": code, "count": n,
+                    "why": "could not be repaired without changing content" if fixable else NOT_LAYOUT})
+    return out
+
+
+def _attempts_on_disk(vault: ParsedVault, rel: str) -> dict[int, tuple[str | None, str]]:
+    if problem_at(vault.root, rel) is not None:
+        return {}
+    try:
+        raw = (vault.root / rel).read_bytes()
+    except OSError:
+        return {}
+    return attempt_repairs(load_source(rel, raw, vault.config, vault.dates.of(rel)), vault.config.types,
+                           referenced_ids(vault))
+
+
+def _fix_file(vault: ParsedVault, rel: str, full: Path, referenced: frozenset[str]) -> list[str]:
     done: list[str] = []
 
     def repair(raw: bytes | None) -> bytes | None:
         if raw is None:
             return None
         src = load_source(rel, raw, vault.config, vault.dates.of(rel))
-        text, codes = fix_source(src, vault.config)
+        text, codes = fix_source(src, vault.config, referenced)
         done[:] = codes
         return encode(src, text) if codes else None
 

@@ -25,7 +25,7 @@ class Rule:
 RULES: dict[str, Rule] = {r.code: r for r in (
     Rule("MV001", "error", "daily log file name is not a real date (or an entry in a file with no date)"),
     Rule("MV002", "warning", "title does not match the file's date", True),
-    Rule("MV003", "error", "malformed entry heading (an attempt at '## HH:MM - Type')"),
+    Rule("MV003", "error", "malformed entry heading (an attempt at '## HH:MM - Type')", True),
     Rule("MV004", "error", "invalid time in an entry heading"),
     Rule("MV005", "error", "unknown entry type"),
     Rule("MV006", "error", "two daily logs for the same date"),
@@ -56,6 +56,7 @@ RULES: dict[str, Rule] = {r.code: r for r in (
     Rule("MV207", "error", "Id contains spaces"),
     Rule("MV208", "warning", "entry expires before it was written"),
     Rule("MV209", "warning", "metadata line inside the entry body"),
+    Rule("MV210", "error", "Supersedes or Reconfirms line inside the entry body (read as text)"),
     Rule("MV301", "error", "bad date in a MEMORY.md annotation"),
     Rule("MV303", "warning", "MEMORY.md bullet outside any section"),
     Rule("MV304", "warning", "MEMORY.md over its size budget"),

@@ -16,6 +16,7 @@ class CheckReport:
     problems: list[Problem]
     context_files: int = 0
     fixed: dict[str, list[str]] = field(default_factory=dict)
+    left: list[dict[str, Any]] | None = None  # with --fix: what it left and why (fixes.left_by_fix)
     secrets_only: int = 0  # of `files`: staged files that are not memory, scanned for secrets only
     judge: str = "all"  # "changed-lines": only problems the staged changes are to blame for (changed.py)
     excused: int = 0  # problems left out by changed-lines mode: older ones, on lines the commit did not touch
@@ -51,5 +52,6 @@ class CheckReport:
             "warnings": self.warnings,
             "infos": self.infos,
             "fixed": self.fixed,
+            **({"left_by_fix": self.left} if self.left is not None else {}),
             "problems": [p.to_dict() for p in self.problems],
         }

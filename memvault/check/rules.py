@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from memvault.check.crossfile import cycle_problems, duplicate_ids, is_cycle_problem, link_problems
 from memvault.check.hidden import rule_hidden
@@ -30,11 +30,12 @@ from memvault.entries.markdown import BULLET_RE, H2_RE, TITLE_RE
 from memvault.entries.model import Event, Problem
 from memvault.entries.naming import log_name
 from memvault.entries.timeline import Timeline
+from memvault.entries.timeparse import FUTURE_SLACK
 from memvault.layout import MEMORY_FILE
 from memvault.parsed import by_stem, duplicate_dates
 
-FUTURE_SLACK = timedelta(minutes=5)
 LOST_HEADING_RE = re.compile(r"\n(?: {1,3}##[ \t]*|##)\d{1,2}:\d{2}")  # a literal first char: fast scan
+REFERENCE_KEYS = ("supersedes", "reconfirms")
 META_LINE_RE = re.compile(r"^(?:" + "|".join(META_KEYS) + r")[ \t]*:", re.M | re.I)
 
 
@@ -137,7 +138,9 @@ def _entry_meta_start(src: SourceFile, ev: Event) -> int:
 
 
 def rule_metadata(src: SourceFile) -> Iterator[Problem]:
-    """MV208: Expires before the entry's own time; MV209: `Key: value` lines stranded in the body."""
+    """MV208: Expires before the entry's own time; MV209: `Key: value` lines stranded in the body;
+    MV210: a stranded `Supersedes:`/`Reconfirms:` line, an error because the entry then silently
+    stops superseding (the old belief is live again) or reconfirming."""
     if not src.is_log:
         return
     lines = src.lines
@@ -147,12 +150,32 @@ def rule_metadata(src: SourceFile) -> Iterator[Problem]:
             line = next((i + 1 for i in range(start, ev.end_line) if lines[i].lower().startswith("expires")), ev.line)
             yield _p(src.path, line, "MV208", f"Expires {ev.expires.isoformat()} is not after the entry's own time; it was never live")
         if ":" in ev.content and not ev.is_note and META_LINE_RE.search(ev.content):  # prose in a note
-            fence = src.in_fence
-            for i in range(ev.line, _entry_meta_start(src, ev)):
-                m = META_RE.match(lines[i]) if not fence[i] else None
-                if m:
-                    yield _p(src.path, i + 1, "MV209", f"'{m['key']}:' line inside the entry body is read as text, "
-                             "not metadata; metadata lines go at the end of the entry")
+            yield from _stranded_metadata(src, ev)
+
+
+def _stranded_metadata(src: SourceFile, ev: Event) -> Iterator[Problem]:
+    lines, fence = src.lines, src.in_fence
+    end = _entry_meta_start(src, ev)
+    for i in range(ev.line, end):
+        m = META_RE.match(lines[i]) if not fence[i] else None
+        if not m:
+            continue
+        key = m["key"].lower()
+        if key not in REFERENCE_KEYS:
+            yield _p(src.path, i + 1, "MV209", f"'{m['key']}:' line inside the entry body is read as text, "
+                     "not metadata; metadata lines go at the end of the entry")
+            continue
+        # The line that ends the metadata block early: the first one below that is not metadata.
+        j = next(k for k in range(i + 1, end) if lines[k].strip() and (fence[k] or not META_RE.match(lines[k])))
+        effect = "supersedes nothing, so the entry it names stays live" if key == "supersedes" else "reconfirms nothing"
+        yield _p(src.path, i + 1, "MV210", f"'{m['key']}:' line is read as body text because line {j + 1} "
+                 f"({_shown(lines[j])}) follows it: this entry {effect}; move line {j + 1} above the "
+                 "metadata lines, give it its own heading, or remove it")
+
+
+def _shown(line: str, width: int = 40) -> str:
+    text = line.strip()
+    return repr(text if len(text) <= width else text[: width - 1] + "\u2026")
 
 
 def rule_memory_structure(src: SourceFile, budget: tuple[int, int]) -> Iterator[Problem]:

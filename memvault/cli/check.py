@@ -11,7 +11,8 @@ from memvault.cli._common import cli, emit, json_option, open_vault
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--staged", is_flag=True, help="Check exactly the files staged in git, as staged (the pre-commit hook).")
 @click.option("--fix", is_flag=True,
-              help="Repair title lines, heading spacing, trailing whitespace and entry order in place first.")
+              help="Repair title lines, entry headings (spacing; '## 10:00 Decision' and other plain "
+                   "attempts), trailing whitespace and entry order in place first; say what it leaves and why.")
 @click.option("--changed-lines/--all-lines", "changed_lines", default=None,
               help="With --staged: report only problems on lines the commit adds or changes (and entries "
                    "whose heading or metadata it changes), or every problem in the staged files. "
@@ -72,7 +73,20 @@ def _report_text(report) -> str:
         summary += (f"; {_plural(report.excused, 'older problem')} on lines this commit does not change "
                     "left out (changed-lines mode)")
     out.append(summary)
+    out += _left_text(report.left or [])
     return "\n".join(out)
+
+
+def _left_text(left: list[dict]) -> list[str]:
+    """With --fix: what it left, and why."""
+    if not left:
+        return []
+    out = ["", "not repaired by --fix:"]
+    for d in left:
+        where = f"{d['path']}:{d['line']}: " if d["path"] else ""
+        count = f" ({d['count']})" if d["count"] > 1 else ""
+        out.append(f"  {where}{d['code']}{count}: {d['why']}")
+    return out
 
 
 def _fix_hint(report, root) -> str:

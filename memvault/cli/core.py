@@ -84,6 +84,7 @@ def adopt(ctx, directory: str, timezone: str | None, no_git: bool, hook: bool, c
 @click.argument("text", nargs=-1, required=True)
 @click.option("--type", "etype", default="observation", show_default=True, help=TYPE_HELP)
 @click.option("--at", "at", type=TIME, help="When it happened: '2026-02-21 09:15', 'yesterday 9am'. Default: now.")
+@click.option("--future", is_flag=True, help="Allow an --at after now (a planned entry; check warns, MV016).")
 @click.option("--supersedes", help="Id, [[link]] or description of the entry this one replaces.")
 @click.option("--reconfirms", multiple=True, help="Entry this one confirms again (repeatable).")
 @click.option("--confidence", type=FiniteFloatRange(0, 1), help="0-1, default 1.0.")
@@ -91,14 +92,25 @@ def adopt(ctx, directory: str, timezone: str | None, no_git: bool, hook: bool, c
 @click.option("--tags", default="", help="Comma-separated tags.")
 @click.option("--source", help="user, a URL or a session id.")
 @click.option("--scope", help="global, a domain, or project:<name>.")
-@click.option("--expires", type=TIME, help="When it stops being true: a date (expires as that day starts) or a date and time.")
+@click.option("--expires", type=TIME, help="When it stops being true, after the entry's time: a date (expires as that day starts) or a date and time.")
 @click.option("--id", "entry_id", help="Explicit id instead of the date-and-time one.")
 @json_option
 @click.pass_context
-def log(ctx, text, etype, at, supersedes, reconfirms, confidence, importance, tags, source, scope, expires, entry_id, as_json):
+def log(ctx, text, etype, at, future, supersedes, reconfirms, confidence, importance, tags, source, scope, expires,
+        entry_id, as_json):
     """Append an entry to today's (or --at's) daily log and print its id.
 
     TEXT '-' reads the text from stdin (multi-line text without shell quoting).
+
+    \b
+    Times (--at, --expires; without a zone, the vault's zone):
+      2026-02-21, 2026-02-21 09:15, 2026-02-21T09:15+01:00
+      now, 14:30, 9am, 9:15pm, noon, midnight (today)
+      today, yesterday, tomorrow (the day's start), optionally with a
+        time of day: 'yesterday 9am', 'tomorrow 14:00'
+      '3 days ago', '2 hours ago', '90 min ago', '3 days ago 14:30'
+    Nothing is written for a time after now (without --future) or an
+    --expires at or before the entry's time.
     """
     from memvault.write.log import log_entry, log_result
 
@@ -108,7 +120,7 @@ def log(ctx, text, etype, at, supersedes, reconfirms, confidence, importance, ta
         vault, body, type=etype, at=parse_when(vault, at), supersedes=supersedes,
         reconfirms=tuple(reconfirms), confidence=confidence, importance=importance,
         tags=tuple(t.strip() for t in tags.split(",") if t.strip()), source=source, scope=scope, expires=parse_when(vault, expires),
-        entry_id=entry_id,
+        entry_id=entry_id, future=future,
     )
     emit(log_result(vault, event), as_json, lambda d: d["id"])
 

@@ -31,26 +31,27 @@ DECAY_MODELS = ("exponential", "ebbinghaus")
 def local_zone_name() -> str:
     """The machine's IANA zone name, or "UTC" when it cannot be told."""
     tz = os.environ.get("TZ", "").lstrip(":")
-    if tz and _valid_zone(tz):
+    if tz and valid_zone(tz):
         return tz
     try:
         target = os.path.realpath("/etc/localtime")
         if "zoneinfo/" in target:
             name = target.split("zoneinfo/", 1)[1]
-            if _valid_zone(name):
+            if valid_zone(name):
                 return name
     except OSError:
         pass
     try:
         name = Path("/etc/timezone").read_text().strip()
-        if _valid_zone(name):
+        if valid_zone(name):
             return name
     except OSError:
         pass
     return "UTC"
 
 
-def _valid_zone(name: str) -> bool:
+def valid_zone(name: str) -> bool:
+    """Whether `name` is an IANA zone this machine knows."""
     try:
         ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
@@ -225,7 +226,7 @@ class Config:
         vault = raw.get("vault", {})
         decay = raw.get("decay", {})
         tz = vault.get("timezone") or local_zone_name()
-        if not _valid_zone(tz):
+        if not valid_zone(tz):
             raise ConfigError(f"{where}: [vault] timezone {tz!r} is not a known IANA zone")
         sections = raw.get("memory", {}).get("sections", {})
         if "note" in (t.strip().lower() for t in vault.get("extra_types", [])):

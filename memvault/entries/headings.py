@@ -99,3 +99,31 @@ def attempt(heading: str, types: tuple[str, ...]) -> str | None:
     if any(m["type"].lower() in types for m in ATTEMPT_DASH_RE.finditer(heading)):
         return ""
     return None
+
+
+# The heading forms `check --fix` repairs (MV003): a `H:MM`/`HH:MM` time, a known type with only
+# spaces (or a colon) before it where the dash belongs, and the type in any case. What it leaves
+# needs a guess: a dotted time or `9am` (which clock?), a type that is no known type, no time.
+REPAIRABLE_RE = re.compile(
+    r"^(?P<h>[0-9]{1,2}):(?P<m>[0-9]{2})(?::(?P<s>[0-9]{2}))?(?P<sep>:?[ \t]+|[ \t]*[-\u2013\u2014][ \t]*)"
+    r"(?P<type>[A-Za-z][\w-]*)(?P<rest>.*)$"
+)
+
+
+def repair_attempt(heading: str, types: tuple[str, ...]) -> tuple[str | None, str]:
+    """The entry heading (text after `## `) an attempt at one plainly means, and "", or None and
+    why `check --fix` leaves it: `10:00 Decision`, `9:05 decision`, `10:00: Belief - Hosting`
+    become `10:00 - Decision`, `09:05 - Decision`, `10:00 - Belief - Hosting`."""
+    m = REPAIRABLE_RE.match(heading.strip())
+    if m is None:
+        if ATTEMPT_TIME_RE.match(heading.strip()):
+            return None, "its time is not written H:MM or HH:MM; --fix does not guess which time is meant"
+        return None, "it has no time at its start; --fix does not guess one"
+    lower = m["type"].lower()
+    if lower not in types or not type_ends(m["rest"]):
+        return None, f"'{m['type']}' is not a type on its own; --fix does not guess the type"
+    hour, minute, second = int(m["h"]), int(m["m"]), int(m["s"] or 0)
+    if hour > 23 or minute > 59 or second > 59:
+        return None, "its time is not a time of day; --fix does not guess which time is meant"
+    clock = f"{hour:02d}:{m['m']}" + (f":{m['s']}" if m["s"] else "")
+    return f"{clock} - {lower.capitalize()}{m['rest'].rstrip()}", ""

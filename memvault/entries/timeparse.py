@@ -28,6 +28,9 @@ DAYS_AGO_AT_RE = re.compile(r"^(?P<n>\d+)\s*(?P<unit>d|days?|w|wks?|weeks?)\s+ag
 CLOCK_RE = re.compile(r"^(?P<h>\d{1,2})(?::(?P<m>\d{2}))?(?::(?P<s>\d{2}))?\s*(?P<ampm>am|pm)?$")
 UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "mo": 30 * 86400, "y": 365 * 86400}
 DAY_WORDS = {"today": 0, "yesterday": -1, "tomorrow": 1}
+# How far past "now" an entry's time may be before it counts as in the future (`check`'s MV016,
+# `log`'s refusal): clocks of two machines writing one vault drift by seconds to minutes.
+FUTURE_SLACK = timedelta(minutes=5)
 MAX_AGO_DIGITS = 20  # `N units ago`: longer numbers are out of range anyway; int() of 4301+ digits raises
 
 
@@ -138,7 +141,8 @@ def _parse(raw: str, tz: tzinfo, now: datetime | None, day_end: bool) -> datetim
         return iso
     raise InputError(
         f"cannot read the time {raw!r}; use an ISO date or time (2026-02-21, 2026-02-21 09:15, "
-        "2026-02-21T09:15+01:00), 'now', 'yesterday 9am', '3 days ago', '3 days ago 14:30' or '14:30'"
+        "2026-02-21T09:15+01:00), 'now', 'today', 'yesterday 9am', 'tomorrow noon', '3 days ago', "
+        "'2 hours ago', '3 days ago 14:30', '14:30' or '9am'"
     )
 
 

@@ -107,15 +107,26 @@ def health_lines(health: Health) -> list[str]:
     lines = [f"watcher: {health.message}"]
     rec = health.record or {}
     if health.state not in ("running", "stale") or not rec:
-        return lines
+        return lines + _refused_commit(rec)  # a refusal outlives the watcher: its files are still uncommitted
     lines.append(f"  started {rec.get('started')}; last event {rec.get('last_event') or 'none'}; "
                  f"last update {rec.get('last_update') or 'none'}")
     commit = rec.get("commit") or {}
     if commit.get("error"):
-        lines.append(f"  last commit failed ({commit.get('at')}): {commit['error']}")
+        lines += _refused_commit(rec)
     elif commit.get("sha"):
         lines.append(f"  last commit {commit['sha'][:8]} {commit.get('message', '')}")
     lines += [f"  error {e.get('at')}: {e.get('message')}" for e in (rec.get("errors") or [])[-3:]]
+    return lines
+
+
+def _refused_commit(rec: dict[str, Any]) -> list[str]:
+    commit = rec.get("commit") or {}
+    if not commit.get("error"):
+        return []
+    lines = [f"  last commit failed ({commit.get('at')}): {commit['error']}"]
+    if commit.get("unstaged"):
+        lines.append(f"  not committed, unstaged again: {commit['unstaged']} (fix what the hook names; "
+                     "the watcher commits after the next change)")
     return lines
 
 

@@ -226,10 +226,51 @@ def commit_vault(root: Path, config: Config, say: Callable[[str], None] | None =
 
 
 def _commit(root: Path, paths: list[str], message: str) -> CommitResult:
+    """Stage `paths` and commit them; when the commit fails (a hook refuses it: a secret, a
+    broken reference), the index of `paths` is put back as it was, so nothing the refusal was
+    about stays staged for the person's next `git commit`."""
+    saved = _index_entries(root, paths)
     _git(root, "add", "-A", "--", *paths)
-    _git(root, *fallback_identity(root), "commit", "-q", "-m", message, "--", *paths)
+    try:
+        _git(root, *fallback_identity(root), "commit", "-q", "-m", message, "--", *paths)
+    except GitError as exc:
+        _restore_index(root, paths, saved)
+        raise CommitRefused(f"{exc}; the files were unstaged again and stay changed in the working tree",
+                            paths=tuple(paths)) from None
     sha = _git(root, "rev-parse", "HEAD").text.strip()
     return CommitResult(sha, message, tuple(paths))
+
+
+ZERO_SHA = "0" * 40
+
+
+def _index_entries(root: Path, paths: list[str]) -> dict[str, str]:
+    """{top-relative path: `mode sha stage`} of `paths` in the index, for `_restore_index`."""
+    out = _git(root, "ls-files", "-s", "-z", "--full-name", "--", *paths).text
+    entries: dict[str, str] = {}
+    for item in filter(None, out.split("\0")):
+        info, _, name = item.partition("\t")
+        entries[name] = info
+    return entries
+
+
+def _restore_index(root: Path, paths: list[str], saved: dict[str, str]) -> None:
+    """The index entries of `paths` as `saved` holds them; one it did not hold is removed."""
+    prefix = repo_prefix(root)
+    lines = []
+    for rel in paths:
+        name = prefix + rel
+        lines.append(f"{saved.get(name, f'0 {ZERO_SHA} 0')}\t{name}\0")
+    lines += [f"{info}\t{name}\0" for name, info in saved.items() if name not in {prefix + p for p in paths}]
+    run_git(["update-index", "-z", "--index-info"], root, input="".join(lines))
+
+
+class CommitRefused(GitError):
+    """The commit failed (most often a hook refused it); what it staged was unstaged again."""
+
+    def __init__(self, message: str, *, paths: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.paths = paths
 
 
 def _clear_stale_locks(root: Path, say: Callable[[str], None]) -> list[gitlock.LockState]:

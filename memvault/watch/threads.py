@@ -173,7 +173,7 @@ class Committer:
                 return
 
     def _commit(self) -> None:
-        from memvault.watch.autocommit import GitLocked, commit_vault
+        from memvault.watch.autocommit import CommitRefused, GitLocked, commit_vault
 
         try:
             done = commit_vault(self.w.root, self.w.vault.config, say=lambda m: self.w.log("warning", m))
@@ -181,6 +181,8 @@ class Committer:
             locked = isinstance(exc, GitLocked)
             when = f"in {LOCK_RETRY_SECONDS:g}s" if locked else "after the next change"
             self.w.record.commit = {"error": str(exc), "at": now_iso()}
+            if isinstance(exc, CommitRefused):  # `status` says so, and that nothing was left staged
+                self.w.record.commit["unstaged"] = ", ".join(exc.paths)
             self.w.record.add_error(f"commit failed: {exc}")
             self.w.log("error", f"commit failed, will retry {when}: {exc}")
             self.w.request_record()

@@ -40,7 +40,7 @@ from memvault.write.adopt_report import (
     problems_by_code,
     secret_places,
 )
-from memvault.write.log import TEMPLATE
+from memvault.write.log import template_config
 
 SECRET_CODES = frozenset(f"MV{n}" for n in range(501, 512))
 COMMIT_MESSAGE = "memvault: adopt existing memory"
@@ -92,9 +92,7 @@ def _refuse_unless_memory(root: Path) -> None:
 
 def config_text(zone: str, judge: str = "changed-lines") -> str:
     """The template's memvault.toml for `zone`, its hook judging `judge`."""
-    text = (TEMPLATE / CONFIG_NAME).read_text(encoding="utf-8")
-    text = text.replace('timezone = "UTC"', f'timezone = "{zone}"', 1)
-    return text.replace('judge = "all"', f'judge = "{judge}"', 1)
+    return template_config(zone, judge)
 
 
 def _write_config(path: Path, text: str) -> None:

@@ -16,9 +16,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from datetime import datetime
 
 from memvault.entries.daily import META_RE
 from memvault.entries.markdown import H2_RE
+from memvault.entries.timeparse import FUTURE_SLACK
 from memvault.errors import InputError
 from memvault.textsafety import clean_invisible, first_disallowed, invisible_in, reader_lines
 
@@ -44,6 +46,7 @@ def check_entry_text(text: str) -> str:
         if _is_heading(clean_invisible(line)):
             raise InputError(f"line {n} of the text would read as a '#'/'##' heading but for "
                              f"{', '.join(invisible_in(line))}; remove it, or use '###' for subheadings")
+    _refuse_reference_lines(lines)
     last = clean_invisible(lines[-1])
     meta = META_RE.match(last)
     if meta:  # it would be read back as metadata (or look like it), not as the text that was logged
@@ -51,6 +54,20 @@ def check_entry_text(text: str) -> str:
         hint = f"use --{key}" if key in OPTION_KEYS else "reword it"
         raise InputError(f"the text's last line {lines[-1]!r} would be read as the entry's {key.title()}: metadata; {hint}")
     return body
+
+
+def _refuse_reference_lines(lines: list[str]) -> None:
+    """A `Supersedes:`/`Reconfirms:` line in the text would be body text, not a reference: the
+    entry would silently supersede nothing (`check`: MV210, an error)."""
+    from memvault.check.sourcefile import fence_mask
+
+    fenced = fence_mask(lines)
+    for n, line in enumerate(lines, 1):
+        meta = META_RE.match(clean_invisible(line)) if not fenced[n - 1] else None
+        if meta and meta["key"].lower() in ("supersedes", "reconfirms"):
+            key = meta["key"].lower()
+            raise InputError(f"line {n} of the text is a '{key.title()}:' line, which in the body would be read "
+                             f"as text and {key} nothing (check: MV210); use --{key}")
 
 
 def _is_heading(line: str) -> bool:
@@ -109,6 +126,21 @@ def check_entry_options(*, source: str | None, scope: str | None, tags: Iterable
         check_value(ref, "--reconfirms")
     if entry_id is not None:
         check_id_token(entry_id)
+
+
+def check_entry_times(when: datetime, now: datetime, zone: str, *, expires: datetime | None = None,
+                      future: bool = False) -> None:
+    """An entry's time and expiry as `check` will judge them: not in the future (MV016) unless
+    `future` asks for a planned entry, and an expiry after the entry's time (MV208: one at or
+    before it means the entry was never live)."""
+    if not future and when > now + FUTURE_SLACK:
+        raise InputError(f"the entry's time {when:%Y-%m-%d %H:%M} is in the future: now is {now:%Y-%m-%d %H:%M} "
+                         f"in {zone} (the vault's zone); give --future to log a planned entry anyway "
+                         "(check then warns, MV016)")
+    if expires is not None and expires <= when:
+        raise InputError(f"--expires {expires.astimezone(when.tzinfo):%Y-%m-%d %H:%M} is not after the entry's time "
+                         f"{when:%Y-%m-%d %H:%M} ({zone}): the entry would never be live (check: MV208); "
+                         "give a later --expires")
 
 
 def check_written(text: str, *, where: str) -> None:

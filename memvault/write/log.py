@@ -8,44 +8,74 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memvault import derived_db
-from memvault.config.core import CONFIG_NAME, local_zone_name
+from memvault.config.core import CONFIG_NAME, Config, local_zone_name, parse_toml, valid_zone
 from memvault.entries.daily import parse_log
 from memvault.entries.model import Event
 from memvault.entries.render import render_entry
 from memvault.entries.values import parse_importance
-from memvault.errors import Ambiguous, InputError, MemvaultError, NotFoundError, Refused
+from memvault.errors import Ambiguous, GitError, InputError, MemvaultError, NotFoundError, Refused
 from memvault.fsio import append_spacing, atomic_write, decode_text, encode_like, locked, rewrite
-from memvault.gitio import fallback_identity, run_git
+from memvault.gitio import NOT_INSTALLED, fallback_identity, run_git
 from memvault.layout import LOG_DIR, writable
 from memvault.parsed import ParsedVault
-from memvault.write.guard import check_entry_options, check_entry_text, check_written
+from memvault.write.guard import (
+    check_entry_options,
+    check_entry_text,
+    check_entry_times,
+    check_written,
+)
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "vault_template"
 WRITE_ATTEMPTS = 20
 
 
 def init_vault(target: Path, *, timezone: str | None = None, git: bool = True) -> Path:
-    """Create a vault from the template: files, git repository and a first commit."""
+    """Create a vault from the template: files, git repository and a first commit.
+
+    Everything that can be refused is checked before anything is created: a refusal leaves the
+    disk as it was (no folder, no file, no repository)."""
     target = Path(target).expanduser().resolve()
-    if (target / CONFIG_NAME).exists() or (target / "MEMORY.md").exists() or (target / LOG_DIR).exists():
-        raise Refused(f"{target} already holds a vault (found {CONFIG_NAME}, MEMORY.md or memory/); not overwriting")
-    if not TEMPLATE.is_dir():
-        raise MemvaultError(f"vault template missing at {TEMPLATE}; reinstall memvault")
+    config = _init_config(target, timezone)
+    if git and shutil.which("git") is None:
+        raise GitError(f"{NOT_INSTALLED}; install it, or give --no-git for a vault without history; nothing was created")
     target.mkdir(parents=True, exist_ok=True)
     for src in sorted(TEMPLATE.rglob("*")):
         rel = src.relative_to(TEMPLATE)
         dst = target / rel
         if src.is_dir():
             dst.mkdir(parents=True, exist_ok=True)
+        elif rel.as_posix() == CONFIG_NAME:
+            atomic_write(dst, config)
         elif not dst.exists():
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, dst)
-    zone = timezone or local_zone_name()
-    cfg = (target / CONFIG_NAME).read_text(encoding="utf-8")
-    atomic_write(target / CONFIG_NAME, cfg.replace('timezone = "UTC"', f'timezone = "{zone}"', 1))
     if git:
         _git_init(target)
     return target
+
+
+def template_config(zone: str, judge: str = "all") -> str:
+    """The template's memvault.toml for `zone`, its hook judging `judge`."""
+    text = (TEMPLATE / CONFIG_NAME).read_text(encoding="utf-8")
+    text = text.replace('timezone = "UTC"', f'timezone = "{zone}"', 1)
+    return text.replace('judge = "all"', f'judge = "{judge}"', 1)
+
+
+def _init_config(target: Path, timezone: str | None) -> str:
+    """The new vault's memvault.toml, checked as any command will load it; or the reason `init`
+    refuses `target`, raised before anything is written."""
+    if (target / CONFIG_NAME).exists() or (target / "MEMORY.md").exists() or (target / LOG_DIR).exists():
+        raise Refused(f"{target} already holds a vault (found {CONFIG_NAME}, MEMORY.md or memory/); not overwriting")
+    if target.exists() and not target.is_dir():
+        raise InputError(f"{target} exists and is not a folder; a vault is a folder")
+    if not TEMPLATE.is_dir():
+        raise MemvaultError(f"vault template missing at {TEMPLATE}; reinstall memvault")
+    if timezone is not None and not valid_zone(timezone):
+        raise InputError(f"--timezone {timezone!r} is not a known IANA zone name (such as Europe/Berlin, "
+                         "America/New_York or UTC); nothing was created")
+    text = template_config(timezone or local_zone_name())
+    Config.from_dict(parse_toml(text, CONFIG_NAME), target / CONFIG_NAME)  # as every later command reads it
+    return text
 
 
 def _git_init(target: Path) -> None:
@@ -87,10 +117,12 @@ def log_entry(
     expires: datetime | None = None,
     entry_id: str | None = None,
     check_refs: bool = True,
+    future: bool = False,
 ) -> Event:
     """Append an entry to its day's log, in time order, under the vault's write lock.
 
-    `importance` is a number 0-1, or a word or number as an `Importance:` line takes it."""
+    `importance` is a number 0-1, or a word or number as an `Importance:` line takes it. A time
+    after now is refused unless `future`; an `expires` at or before the entry's time always is."""
     importance = _importance(importance)
     etype = type.lower()
     if etype not in vault.config.types:
@@ -105,7 +137,9 @@ def log_entry(
     # Through UTC: astimezone() to the zone a time already carries returns it unchanged, so a wall
     # time the clock skips (02:30 on a spring-forward day) would be written as a heading that
     # does not exist; this names the instant it stands for (03:30).
-    when = (at or vault.now()).astimezone(UTC).astimezone(vault.config.tz).replace(microsecond=0)
+    now = vault.now()
+    when = (at or now).astimezone(UTC).astimezone(vault.config.tz).replace(microsecond=0)
+    check_entry_times(when, now, vault.config.timezone, expires=expires, future=future)
     if check_refs and (supersedes or reconfirms):
         supersedes = _pin_ref(vault, supersedes, when, "supersede") if supersedes else None
         reconfirms = tuple(_pin_ref(vault, ref, when, "reconfirm") for ref in reconfirms)

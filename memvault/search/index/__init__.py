@@ -18,7 +18,7 @@ from memvault.parsed import ParsedVault
 from memvault.search.hits import Hit
 from memvault.search.index.core import BACKENDS, Index, resolve_backend
 from memvault.search.index.engine import FileState, IndexStatus, Progress, UpdateReport
-from memvault.search.textproc import nothing_to_search
+from memvault.search.textproc import nothing_to_search, parse_query
 
 
 def open_index(vault: ParsedVault, backend: str | None = None) -> Index:
@@ -30,13 +30,14 @@ def search_vault(vault: ParsedVault, query: str, *, backend: str | None = None, 
                  **options: Any) -> list[Hit]:
     """Search with an index brought up to date first (what `memvault search` does).
 
-    An unknown `types` entry is an `InputError`, by the rule `memvault list` uses
-    (`ParsedVault.check_types`), and so is a query with nothing to search for (empty, or only
-    punctuation: `textproc.nothing_to_search`)."""
+    An unknown type, in `types` or as `type:X` in the query, is an `InputError`, by the rule
+    `memvault list` uses (`ParsedVault.check_types`), and so is a query with nothing to search
+    for (empty, or only punctuation: `textproc.nothing_to_search`)."""
     empty = nothing_to_search(query)
     if empty is not None:
         raise InputError(empty)
     vault.check_types(options.get("types", ()))
+    vault.check_types(parse_query(query).types, "type:")
     with open_index(vault, backend) as index:
         if refresh:
             index.refresh()
