@@ -16,7 +16,7 @@ import pytest
 from memvault.cli import cli
 from memvault.curate.document import load_doc
 from memvault.curate.promote import StaleMemory, apply, plan_curation
-from memvault.curate.select import curated_sources
+from memvault.curate.sources import curated_sources
 from memvault.search import access
 from memvault.vault import Vault
 from memvault.write.log import log_entry

@@ -111,7 +111,7 @@ def route(rep: Event, others: Sequence[Event], corrected: Sequence[Event], rules
                     return Route(name, f"the words \u201c{hit.group(0)}\u201d ([curate.sections] \"{key}\")" + _whose(ev, rep, corrected))
     for ev in about:
         if ev.type in rules:
-            return Route(rules[ev.type], f"{_article(ev.type)} {ev.type} ([curate.sections] \"{ev.type}\")" + _whose(ev, rep, corrected))
+            return Route(rules[ev.type], f"{article(ev.type)} {ev.type} ([curate.sections] \"{ev.type}\")" + _whose(ev, rep, corrected))
     found = _about(rep, others, corrected, known)
     if found is not None:
         kind, why = found
@@ -167,7 +167,7 @@ def _about(rep: Event, others: Sequence[Event], corrected: Sequence[Event], know
         if rule:
             return "lesson", f"an instruction (\u201c{rule.group(0).strip()} \u2026\u201d)" + _whose(ev, rep, corrected)
         if ev.type in TEMPLATE:
-            return ev.type, f"{_article(ev.type)} {ev.type} (its type)" + _whose(ev, rep, corrected)
+            return ev.type, f"{article(ev.type)} {ev.type} (its type)" + _whose(ev, rep, corrected)
         words = _Words(f"{ev.title}\n{ev.content}" if ev.title else ev.content)
         for kind in KINDS:
             hits = [f"\u201c{h}\u201d" for h in words.find(KIND_RES[kind])]
@@ -269,5 +269,5 @@ def _whose(ev: Event, rep: Event, corrected: Sequence[Event]) -> str:
     return f" \u2014 in {ev.id}, which says the same"
 
 
-def _article(word: str) -> str:
+def article(word: str) -> str:
     return "an" if word[:1] in "aeiou" else "a"

@@ -17,10 +17,10 @@ from memvault.config.curate import Settings
 from memvault.curate import sections
 from memvault.curate.document import Bullet, MemoryDoc, plain_text
 from memvault.curate.similarity import Sig, differs, signature, similarity
+from memvault.curate.sources import curated_sources
 from memvault.entries import decay
-from memvault.entries.markdown import link_parts
 from memvault.entries.model import Event
-from memvault.entries.timeline import ID_SPACE_RE, WORD_RE, Timeline
+from memvault.entries.timeline import WORD_RE, Timeline
 from memvault.search.access import Access
 
 LOW_IMPORTANCE = 0.3
@@ -60,36 +60,6 @@ class Selection:
 
 
 # --------------------------------------------------------------------------- selecting
-
-
-def resolve_source(tl: Timeline, target: str, alias: str | None, is_link: bool = True) -> str | None:
-    """The log entry a bullet's source points at: the link's `|alias` id, else its heading."""
-    if alias and alias in tl.by_id and tl.by_id[alias].kind == "log":
-        return alias
-    if not is_link:
-        # Plain text in a source annotation ("user", "chat") is not a reference to resolve
-        # by words; only an entry id is.
-        res = tl.index.resolve(target) if target in tl.by_id or ID_SPACE_RE.match(target) else None
-        return res.target if res is not None and res.ok else None
-    res = tl.index.resolve(f"[[{target}]]")
-    if res.ok and tl.by_id[res.target].kind == "log":  # type: ignore[index]
-        return res.target
-    page, anchor = link_parts(target)
-    # Obsidian's own link completion writes `16 00` for a `16:00` heading.
-    want = " ".join(anchor.replace(":", " ").lower().split())
-    day = tl.index.by_date.get(page, [])
-    found = [e for e in day if " ".join(e.heading.replace(":", " ").lower().split()) == want]
-    return found[0].id if len(found) == 1 else None
-
-
-def curated_sources(tl: Timeline, doc: MemoryDoc) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for bullet in doc.bullets:
-        for target, alias, is_link in bullet.refs:
-            eid = resolve_source(tl, target, alias, is_link)
-            if eid is not None:
-                out.setdefault(eid, bullet.id)
-    return out
 
 
 class _Selector:
@@ -191,7 +161,7 @@ class _Selector:
         s = self.s
         imp = "none" if ev.importance is None else f"{ev.importance:g}"
         n = self.recalls[ev.id].count if ev.id in self.recalls else 0
-        return (f"{_article(ev.type)} {ev.type} that does not matter enough yet: importance {imp} (< {s.min_importance:g}), "
+        return (f"{sections.article(ev.type)} {ev.type} that does not matter enough yet: importance {imp} (< {s.min_importance:g}), "
                 f"not reconfirmed, seen on {days} day{'s' * (days != 1)} (< {s.min_days}), "
                 f"recalled {n} time{'s' * (n != 1)} (< {s.min_recalls})")
 
@@ -522,7 +492,3 @@ def prose_lines(text: str) -> list[str]:
         if not fence and bare and not bare.startswith("|"):
             out.append(bare)
     return out
-
-
-def _article(word: str) -> str:
-    return "an" if word[:1] in "aeiou" else "a"
