@@ -3,6 +3,7 @@
     python bench/bench_locomo.py                      # sqlite backend, in-process search
     python bench/bench_locomo.py --backend whoosh
     python bench/bench_locomo.py --cli                # one `memvault search` process per question
+    python bench/bench_locomo.py --preset seed-004    # the vaults' memvault.toml: [search] preset
 
 Converts the conversations with ../shared/bench/locomo/locomo_to_vault.py into a temporary
 folder (the data is CC BY-NC and never enters this repository), searches every question in
@@ -33,6 +34,12 @@ def convert(out: Path, conversations: str) -> None:
          "--conversations", conversations, "--out", str(out)],
         check=True, capture_output=True,
     )
+
+
+def set_preset(out: Path, preset: str) -> None:
+    """Every converted vault gets `[search] preset` (the converter writes no memvault.toml)."""
+    for vault in sorted(out.glob("conv*/vault")):
+        (vault / "memvault.toml").write_text(f'[search]\npreset = "{preset}"\n', encoding="utf-8")
 
 
 def search_conv(conv: Path, backend: str, use_cli: bool, k: int) -> tuple[int, float]:
@@ -67,15 +74,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cli", action="store_true", help="run a memvault process per question")
     ap.add_argument("--out", type=Path, help="folder for the vaults (default: a temporary one)")
     ap.add_argument("-k", type=int, default=20)
+    ap.add_argument("--preset", help='[search] preset for every vault ("memvault", "seed-004")')
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="memvault-locomo-") as tmp:
         out = args.out or Path(tmp)
         convert(out, args.conversations)
+        if args.preset:
+            set_preset(out, args.preset)
         total_q, total_s = 0, 0.0
         for conv in sorted(out.glob("conv*")):
             n, secs = search_conv(conv, args.backend, args.cli, args.k)
             total_q, total_s = total_q + n, total_s + secs
-        print(f"backend {args.backend}: {total_q} questions searched in {total_s:.1f}s "
+        print(f"backend {args.backend}, preset {args.preset or 'memvault (default)'}: {total_q} questions searched in {total_s:.1f}s "
               f"({1000 * total_s / max(total_q, 1):.1f} ms/question incl. indexing)")
         subprocess.run(
             [sys.executable, str(LOCOMO / "locomo_score.py"), "--dir", str(out),
