@@ -150,12 +150,23 @@ def test_superseded_entries_leave_the_review_list(runner, vault_dir: Path):
 
 def test_hand_written_review_lines_are_read_and_bad_ones_reported(runner, vault_dir: Path):
     text = LOG.replace("Tags: atlas\n", "Tags: atlas\nReview: 30d\nReviewed: 2026-11-26 09:00 ok, interval 12d\n"
-                       "Reviewed: gestern gut\n")
+                       "Reviewed: 2026-11-27 vergessen, interval 3d\n")
     root = make_vault(vault_dir, text)
     sched = schedule_of(root, "2026-11-20T09:15")
     assert sched is not None and len(sched.history) == 1 and sched.due.isoformat() == "2026-12-08T09:00:00+01:00"
     codes = [(p["code"], p["line"]) for p in json.loads(run(runner, root, "check", "--json").output)["problems"]]
     assert ("MV211", 8) in codes
+
+
+def test_review_in_prose_stays_text(runner, vault_dir: Path):
+    """"Review: PR #42 merged" ends many a log: no digit after the colon, so it is no metadata line."""
+    text = LOG + "Review: PR #42 merged, sieht gut aus\n\n## Abends\nReviewed: the slides with Dana\n"
+    root = make_vault(vault_dir, text)
+    with Vault.open(root) as vault:
+        belief = vault.timeline.by_id["2026-11-20T11:30"]
+        assert belief.content.endswith("Review: PR #42 merged, sieht gut aus") and "review" not in belief.meta
+        assert any(e.content == "Reviewed: the slides with Dana" for e in vault.events)
+    assert json.loads(run(runner, root, "check", "--json").output)["problems"] == []
 
 
 def test_insert_line_keeps_crlf_and_a_missing_final_newline(vault_dir: Path):

@@ -21,8 +21,12 @@ META_KEYS = (
     "source", "importance", "expires", "scope", "review", "reviewed",
 )  # fmt: skip
 REPEATABLE = ("tags", "reconfirms", "reviewed")  # lines that add up; any other key given twice: the last wins
+# `Review:` and `Reviewed:` are common words in prose ("Review: PR #42 merged"): they are metadata
+# only when the value starts with a digit, as a duration or a date does, so such a line at the end
+# of an entry or a freeform note stays searchable text instead of becoming an MV211 error.
 META_RE = re.compile(
-    r"^(?P<key>" + "|".join(META_KEYS) + r")[ \t]*:[ \t]*+(?P<value>(?:.*[^ \t\n])?)[ \t]*$", re.IGNORECASE
+    r"^(?!review(?:ed)?[ \t]*+:[ \t]*+(?![0-9]))"
+    r"(?P<key>" + "|".join(META_KEYS) + r")[ \t]*:[ \t]*+(?P<value>(?:.*[^ \t\n])?)[ \t]*$", re.IGNORECASE
 )
 
 
