@@ -25,6 +25,7 @@ from memvault.entries.spaced import (
     parse_plan,
     parse_reviewed,
 )
+from memvault.search import access
 from memvault.vault import Vault
 from memvault.write.review import due_reviews, insert_line
 from tests.conftest import git
@@ -86,6 +87,8 @@ def test_start_ok_failed_through_the_cli_add_lines_the_library_reads(runner, vau
     assert json.loads(ok.output)["interval"] == "12d"  # 6d doubled
     assert json.loads(failed.output)["interval"] == "3d"  # 6d halved
 
+    recalls = access.stats(root)  # a successful review is a retrieval; a failed one is not
+    assert recalls["2026-11-20T09:15"].count == 1 and "2026-11-20T10:00" not in recalls
     good, bad = schedule_of(root, "2026-11-20T09:15"), schedule_of(root, "2026-11-20T10:00")
     assert good is not None and bad is not None
     assert [r.outcome for r in good.history] == ["ok"] and good.last_success is True

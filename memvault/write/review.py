@@ -34,6 +34,7 @@ from memvault.errors import InputError, MemvaultError, Refused
 from memvault.fsio import decode_text, locked, rewrite
 from memvault.layout import MEMORY_FILE, writable
 from memvault.parsed import ParsedVault, parse_text
+from memvault.search import access
 from memvault.write.guard import check_written
 from memvault.write.log import WRITE_ATTEMPTS
 
@@ -93,7 +94,9 @@ def start_review(vault: ParsedVault, ref: str, target: str = "30d", ratio: float
 
 def record_review(vault: ParsedVault, ref: str, outcome: Outcome, at: datetime | None = None) -> dict[str, Any]:
     """Record a review of the entry `ref` names: a success lengthens the next gap, a failure
-    shortens it (`spaced.next_interval`); appends the `Reviewed:` line saying so."""
+    shortens it (`spaced.next_interval`); appends the `Reviewed:` line saying so. A success
+    also counts one access (recency, curate's recall counts, the retention models' access
+    bonus), as recalling it with `show` does; a failure does not."""
     if outcome not in OUTCOMES:
         raise InputError(f"outcome {outcome!r}: ok or failed")
     at = (at or vault.now()).astimezone(vault.config.tz).replace(second=0, microsecond=0)
@@ -103,8 +106,11 @@ def record_review(vault: ParsedVault, ref: str, outcome: Outcome, at: datetime |
         raise Refused(f"{event.id} was last reviewed at {sched.history[-1].at.isoformat()}, after {at.isoformat()}")
     done = Reviewed(at, outcome, next_interval(sched.plan, sched.interval, outcome))
     count = len(sched.history)
-    return _add_line(vault, event, format_reviewed(done),
-                     lambda ev: (s := entry_schedule(ev, vault.config.tz)) is not None and len(s.history) == count + 1, at)
+    result = _add_line(vault, event, format_reviewed(done),
+                       lambda ev: (s := entry_schedule(ev, vault.config.tz)) is not None and len(s.history) == count + 1, at)
+    if outcome == "ok":  # a successful review is a retrieval: one access, as `show` counts one
+        access.record(vault.root, [event.id], at)
+    return result
 
 
 def _reviewable(vault: ParsedVault, ref: str) -> Event:
