@@ -172,6 +172,14 @@ def test_review_in_prose_stays_text(runner, vault_dir: Path):
     assert json.loads(run(runner, root, "check", "--json").output)["problems"] == []
 
 
+def test_a_line_the_file_would_not_read_as_metadata_is_refused_and_nothing_written(runner, vault_dir: Path):
+    text = LOG + "\n## 12:00 - Observation\nDer Befehl:\n```sh\nmemvault review --all\n"  # fence never closed
+    root = make_vault(vault_dir, text)
+    res = run(runner, root, "review", "2026-11-20T12:00", "--start", "--json")
+    assert json.loads(res.output)["error"]["code"] == "refused" and "metadata" in res.output
+    assert (root / "memory" / "2026-11-20.md").read_text(encoding="utf-8") == text
+
+
 def test_insert_line_keeps_crlf_and_a_missing_final_newline(vault_dir: Path):
     root = make_vault(vault_dir, LOG.rstrip("\n"))
     raw = LOG.rstrip("\n").replace("\n", "\r\n").encode()
