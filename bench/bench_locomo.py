@@ -3,6 +3,8 @@
     python bench/bench_locomo.py                      # sqlite backend, in-process search
     python bench/bench_locomo.py --backend whoosh
     python bench/bench_locomo.py --cli                # one `memvault search` process per question
+    python bench/bench_locomo.py --preset seed-004    # the vaults' memvault.toml: [search] preset
+    python bench/bench_locomo.py --after-last         # rank as of 1 h after each conversation's end
 
 Converts the conversations with ../shared/bench/locomo/locomo_to_vault.py into a temporary
 folder (the data is CC BY-NC and never enters this repository), searches every question in
@@ -19,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import timedelta
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -35,17 +38,28 @@ def convert(out: Path, conversations: str) -> None:
     )
 
 
-def search_conv(conv: Path, backend: str, use_cli: bool, k: int) -> tuple[int, float]:
+def set_preset(out: Path, preset: str) -> None:
+    """Every converted vault gets `[search] preset` (the converter writes no memvault.toml)."""
+    for vault in sorted(out.glob("conv*/vault")):
+        (vault / "memvault.toml").write_text(f'[search]\npreset = "{preset}"\n', encoding="utf-8")
+
+
+def search_conv(conv: Path, backend: str, use_cli: bool, k: int, after_last: bool = False) -> tuple[int, float]:
     from memvault.search.index import open_index
     from memvault.vault import Vault
 
     vault = Vault.open(conv / "vault")
     questions = [json.loads(line) for line in (conv / "questions.jsonl").read_text().splitlines() if line.strip()]
+    # Searched now, years after the conversations, every entry's recency and confidence are ~0 and
+    # the ranking is relevance alone; an hour after the last session they still tell entries apart.
+    at = max(e.timestamp for e in vault.events if e.timestamp) + timedelta(hours=1) if after_last else None
     started = time.perf_counter()
     with open_index(vault, backend) as index:
         index.update()
         rows = []
         for q in questions:
+            if use_cli and at is not None:
+                raise SystemExit("--after-last ranks in-process only")
             if use_cli:
                 proc = subprocess.run(
                     ["memvault", "--vault", str(conv / "vault"), "search", "--json", "--limit", str(k),
@@ -54,7 +68,7 @@ def search_conv(conv: Path, backend: str, use_cli: bool, k: int) -> tuple[int, f
                 )
                 hits = [h["id"] for h in json.loads(proc.stdout)]
             else:
-                hits = [h.id for h in index.search(q["question"], limit=k)]
+                hits = [h.id for h in index.search(q["question"], limit=k, at=at)]
             rows.append(json.dumps({"qid": q["qid"], "hits": hits}))
     (conv / "results.jsonl").write_text("\n".join(rows) + "\n")
     return len(questions), time.perf_counter() - started
@@ -67,15 +81,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cli", action="store_true", help="run a memvault process per question")
     ap.add_argument("--out", type=Path, help="folder for the vaults (default: a temporary one)")
     ap.add_argument("-k", type=int, default=20)
+    ap.add_argument("--after-last", action="store_true", help="rank as of 1 h after each conversation's last entry")
+    ap.add_argument("--preset", help='[search] preset for every vault ("memvault", "seed-004")')
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="memvault-locomo-") as tmp:
         out = args.out or Path(tmp)
         convert(out, args.conversations)
+        if args.preset:
+            set_preset(out, args.preset)
         total_q, total_s = 0, 0.0
         for conv in sorted(out.glob("conv*")):
-            n, secs = search_conv(conv, args.backend, args.cli, args.k)
+            n, secs = search_conv(conv, args.backend, args.cli, args.k, args.after_last)
             total_q, total_s = total_q + n, total_s + secs
-        print(f"backend {args.backend}: {total_q} questions searched in {total_s:.1f}s "
+        print(f"backend {args.backend}, preset {args.preset or 'memvault (default)'}"
+              f"{', as of 1 h after the last entry' if args.after_last else ''}: {total_q} questions searched in {total_s:.1f}s "
               f"({1000 * total_s / max(total_q, 1):.1f} ms/question incl. indexing)")
         subprocess.run(
             [sys.executable, str(LOCOMO / "locomo_score.py"), "--dir", str(out),

@@ -130,6 +130,7 @@ SCHEMA: dict[str, dict[str, Want]] = {
         "b": RATIO, "candidates": number(1, whole=True), "score_limit": number(0, whole=True),
         "field_weights": table_of(WEIGHT, "numbers >= 0", ("title", "body", "tags", "extra", "context")),
         "record": FLAG, "record_top": number(0, whole=True),
+        "preset": one_of("memvault", "seed-004"),  # search/weights.py PRESETS
     },
     "watch": dict.fromkeys(("debounce_ms", "max_delay_ms", "reconcile_seconds", "commit_quiet_seconds"), SECONDS),
     "history": {"pack_loose": number(0, whole=True), "snapshots": number(1, whole=True), "precompute": FLAG},

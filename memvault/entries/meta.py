@@ -11,16 +11,22 @@ from datetime import tzinfo
 from typing import Any
 
 from memvault.entries.model import Problem
+from memvault.entries.spaced import parse_plan, parse_reviewed
 from memvault.entries.timeparse import RANGE_TEXT
 from memvault.entries.values import SCORES, parse_when_value, split_tags
 from memvault.textsafety import clean_invisible, invisible_in
 
 META_KEYS = (
     "id", "supersedes", "reconfirms", "confidence", "tags",
-    "source", "importance", "expires", "scope",
+    "source", "importance", "expires", "scope", "review", "reviewed",
 )  # fmt: skip
+REPEATABLE = ("tags", "reconfirms", "reviewed")  # lines that add up; any other key given twice: the last wins
+# `Review:` and `Reviewed:` are common words in prose ("Review: PR #42 merged"): they are metadata
+# only when the value starts with a digit, as a duration or a date does, so such a line at the end
+# of an entry or a freeform note stays searchable text instead of becoming an MV211 error.
 META_RE = re.compile(
-    r"^(?P<key>" + "|".join(META_KEYS) + r")[ \t]*:[ \t]*+(?P<value>(?:.*[^ \t\n])?)[ \t]*$", re.IGNORECASE
+    r"^(?!review(?:ed)?[ \t]*+:[ \t]*+(?![0-9]))"
+    r"(?P<key>" + "|".join(META_KEYS) + r")[ \t]*:[ \t]*+(?P<value>(?:.*[^ \t\n])?)[ \t]*$", re.IGNORECASE
 )
 
 
@@ -65,7 +71,9 @@ class Meta:
 
     def add(self, key: str, value: str, line: int) -> None:
         key = key.lower()
-        self.raw[key] = value
+        # `Reviewed:` repeats (one line per review): its raw value keeps every line, in file order
+        # (a value is one line, so the newline cannot be part of one); `spaced.entry_schedule` reads them.
+        self.raw[key] = f"{self.raw[key]}\n{value}" if key == "reviewed" and key in self.raw else value
         if key == "tags":
             self.tags.extend(split_tags(value))
             return
@@ -76,7 +84,7 @@ class Meta:
         if not value:
             self._bad(line, f"{key.capitalize()}: has no value", "MV205")
             return
-        if key in self.values:
+        if key in self.values and key not in REPEATABLE:
             self._bad(line, f"{key.capitalize()}: given twice in one entry; the last one wins", "MV206", "warning")
         parsed = self._convert(key, value, line)
         if parsed is not None:
@@ -94,6 +102,12 @@ class Meta:
             if when is None:
                 self._bad(line, f"Expires: {value!r} is not an ISO date or date-time from {RANGE_TEXT}", "MV204")
             return when
+        if key in ("review", "reviewed"):
+            read = parse_plan(value) if key == "review" else parse_reviewed(value, self.tz)
+            if isinstance(read, str):
+                self._bad(line, read, "MV211")
+                return None
+            return read
         if key == "id" and invisible_in(value):
             self._bad(line, f"Id: {clean_invisible(value)!r} holds {', '.join(invisible_in(value))}; "
                       "the id is ignored (memvault check --fix removes them)", "MV017")

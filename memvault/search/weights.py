@@ -6,6 +6,11 @@
 the entry's `Importance:` (default by kind), `recency` e^(-λ·hours since the entry was written
 or last returned by a search), `confidence` the decayed confidence at the ranking time. The
 weights, λ and the BM25 parameters come from `[search]` in memvault.toml (`Weights`).
+
+`[search] preset` names a set of weights (`PRESETS`): "memvault" (the defaults) or
+"seed-004", the recall protocol's own baseline 0.5·relevance + 0.3·importance + 0.2·recency
+(λ = 0.01, no confidence term). A weight set explicitly in the same table overrides the
+preset's value for that key, so a preset is a starting point that can be tuned one key at a time.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from memvault.errors import ConfigError
 from memvault.search.fields import FIELDS
 
 SEARCH_DEFAULTS: dict[str, Any] = {
+    "preset": "memvault",  # PRESETS: the weights below, or another named set they start from
     "relevance": 0.5,
     "importance": 0.2,
     "recency": 0.2,
@@ -38,6 +44,27 @@ SEARCH_DEFAULTS: dict[str, Any] = {
     "record": False,  # whether a search counts its first hits as recalled (search/access.py)
     "record_top": 3,
 }
+
+
+# Named weight sets: what each changes from SEARCH_DEFAULTS ("memvault" is the defaults).
+# config.core.SCHEMA lists the same names (it sits below this room; tests check they agree).
+PRESETS: dict[str, dict[str, float]] = {
+    "memvault": {},
+    # fact-extraction-and-recall-protocol.md: "Recommended baseline: w_rel = 0.5, w_imp = 0.3,
+    # w_rec = 0.2", recency = e^(-λ·hours since access), λ = 0.01. The protocol has no
+    # confidence term.
+    "seed-004": {"relevance": 0.5, "importance": 0.3, "recency": 0.2, "confidence": 0.0, "recency_lambda": 0.01},
+}
+
+
+def search_settings(config: Config | None) -> dict[str, Any]:
+    """`[search]` over its preset over SEARCH_DEFAULTS: a key set in the file wins over the preset."""
+    own = config.section("search") if config else {}
+    preset = own.get("preset", SEARCH_DEFAULTS["preset"])
+    if preset not in PRESETS:  # SCHEMA refuses it when the file loads; a Config built in code may not
+        where = (config.path if config else None) or "memvault.toml"
+        raise ConfigError(f"{where}: [search] preset {preset!r} is not known; known: {', '.join(PRESETS)}")
+    return {**SEARCH_DEFAULTS, **PRESETS[preset], **own}
 
 
 @dataclass(frozen=True)
@@ -58,7 +85,7 @@ class Weights:
 
     @classmethod
     def from_config(cls, config: Config | None) -> Weights:
-        raw = config.section("search", SEARCH_DEFAULTS) if config else dict(SEARCH_DEFAULTS)
+        raw = search_settings(config)
         fw = {**SEARCH_DEFAULTS["field_weights"], **(raw.get("field_weights") or {})}
         where = f"{config.path or 'memvault.toml'}" if config else "memvault.toml"
 
