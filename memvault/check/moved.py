@@ -17,7 +17,7 @@ in the index is reported at its line, with the staged entries that moved it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from memvault.check.context import ContextLoader, _keys
 from memvault.check.crossfile import _aliases_name_an_entry
@@ -31,7 +31,6 @@ from memvault.entries.model import Event, Problem
 from memvault.entries.timeline import DATE_RE, ID_SPACE_RE, LINK_RE, WORD_RE, Timeline, _stems
 from memvault.gitio import run_git
 from memvault.layout import MEMORY_FILE
-from memvault.parsed import by_stem
 
 REF_LINE_RE = re.compile(rb"^[ \t>*-]*(?:supersedes|reconfirms)[ \t]*:[ \t]*(.+?)[ \t]*$", re.I | re.M)
 REF_TEXT_RE = re.compile(REF_LINE_RE.pattern.decode(), re.I)
@@ -197,7 +196,7 @@ def _answers(loader: ContextLoader, focus: list[SourceFile], config: Config, rea
     context = loader.load(focus, events={id(e) for e in wanted.values()})
     tl = Timeline([e for f in focus + context for e in f.parsed.events], config)
     sources = {f.path: f for f in focus}
-    days = by_stem(loader.all_paths)
+    days = loader.by_date  # a page that is a date names a file of that day (by_stem, cheaper)
     out = {}
     for key, ev in wanted.items():
         if tl.by_id.get(ev.id) is not ev:
@@ -220,7 +219,7 @@ def _outcome(tl: Timeline, ref: str, ev: Event) -> str:
     return "nothing"
 
 
-def _link_outcome(tl: Timeline, target: str, ev: Event, days: dict[str, list[str]], src: SourceFile | None) -> str:
+def _link_outcome(tl: Timeline, target: str, ev: Event, days: Mapping[str, list[str]], src: SourceFile | None) -> str:
     """What a `[[link]]` names, as the full check judges it (crossfile._check_link); "" for a
     page that is not memvault's to judge."""
     page, anchor = link_parts(target)
@@ -233,7 +232,7 @@ def _link_outcome(tl: Timeline, target: str, ev: Event, days: dict[str, list[str
         return "nothing" if anchor and anchor.lower() not in sections else f"MEMORY.md {anchor}".strip()
     if log_date(page + ".md") is None:
         return ""
-    if page not in days:
+    if not any(p.rsplit("/", 1)[-1] == f"{page}.md" for p in days.get(page, ())):
         return f"nothing (no daily log for {page})"
     if not anchor:
         return f"the daily log {page}"
