@@ -155,7 +155,8 @@ def test_a_backfill_that_blurs_a_reference_in_an_unchanged_file_is_refused(tmp_p
     assert [(p.code, p.path, p.line) for p in report.problems] == [("MV019", "memory/2026-02-11.md", 3)]
     assert report.problems[0].message == (
         "this change makes Supersedes 'belief about GIF in README' resolve to nothing (ambiguous: "
-        "2026-02-09T09:00, 2026-02-10T09:00) instead of 2026-02-10T09:00")
+        "2026-02-09T09:00, 2026-02-10T09:00) instead of 2026-02-10T09:00; "
+        "the staged change: memory/2026-02-09.md:3 adds '09:00 - Belief' (2026-02-09T09:00)")
     assert check_vault(Vault.open(repo), staged=True, now=NOW, changed_lines=True).problems == report.problems  # never excused
     # saying which belief it meant (and staging that) lets the commit through
     (repo / "memory" / "2026-02-11.md").write_text(HOLDER.replace("belief about GIF in README", "2026-02-10T09:00"))

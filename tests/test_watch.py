@@ -116,15 +116,18 @@ def test_burst_is_coalesced_and_ends_equal_to_a_fresh_parse(vault):
     assert updates < 200, f"{updates} file updates for 200 writes: the debounce did not coalesce"
 
 
-def test_a_malformed_heading_loses_no_text_so_the_file_is_indexed_as_it_is(vault):
-    # A failed entry heading once dropped its text, and the watcher held the file back to keep the
-    # last good entries; now the text is a note (issue 12), nothing is lost, nothing held back.
+def test_a_malformed_heading_is_held_back_until_it_is_an_entry_heading_again(vault):
+    # A failed entry heading keeps its text as a note (issue 12), but the entry it was is no
+    # longer one (a correction would stop superseding): with the error, the index keeps the last
+    # good entries until the heading is fixed (issue 13).
     with watching(vault) as w:
         broken = log_file("2026-02-21", entry("09:15", "Atlas kickoff")) + "## 10:00 Observation\nBudget\n"
         (vault / DAY).write_text(broken)
-        wait_for(lambda: "Budget" in contents(vault) and in_sync(vault), what="broken file indexed")
-        assert DAY not in w.record.broken
-        assert not any(line["event"] == "broken" for line in w.log.lines)
+        wait_for(lambda: any(line["event"] == "broken" for line in w.log.lines), what="the file held back")
+        assert ("2026-02-21T10:00", "Budget") in {(i, c) for _, i, c in index_rows(vault)}
+        (vault / DAY).write_text(broken.replace("## 10:00 Observation", "## 10:00 - Observation\n\nmehr Budget"))
+        wait_for(lambda: "mehr Budget" in " ".join(contents(vault)) and in_sync(vault), what="the fixed file indexed")
+        wait_for(lambda: DAY not in w.record.broken, what="the watcher's record to clear")
 
 
 def test_deleting_entries_on_purpose_is_not_held_back(vault):

@@ -52,13 +52,16 @@ class ContextLoader:
         self.focus: set[str] = set()
         self.everything = False
 
-    def load(self, focus: list[SourceFile]) -> list[SourceFile]:
+    def load(self, focus: list[SourceFile], events: set[int] | None = None) -> list[SourceFile]:
+        """The files the focus files' references need; with `events` (their `id()`s), only
+        what those entries' references need (MV019 resolves a few references of a file)."""
         self.loaded = {f.path: f for f in focus}
         self.focus = set(self.loaded)
         paths: set[str] = set()
         anywhere: set[str] = set()
         vague: list[tuple[str, Event, set[str]]] = []
-        for ev in (e for f in focus for e in f.parsed.events):
+        leading = [e for f in focus for e in f.parsed.events if events is None or id(e) in events]
+        for ev in leading:
             self._wanted(ev, paths, anywhere, vague)
         needles = anywhere | {_needle(k) for _, _, keys in vague for k in keys}
         found = self.source.grep(needles) if needles else {}
@@ -70,7 +73,7 @@ class ContextLoader:
         if self.everything or not all(self._has_type(ref, ev) for ref, ev, _ in vague):
             self._add(set(self.all_paths))
             return self.context()
-        self._follow_chains(focus)
+        self._follow_chains(leading)
         return self.context()
 
     @cached_property
@@ -172,9 +175,9 @@ class ContextLoader:
             for f in self.loaded.values() for e in f.parsed.events
         )
 
-    def _follow_chains(self, focus: list[SourceFile]) -> None:
+    def _follow_chains(self, leading: list[Event]) -> None:
         """Load the entries the focus entries supersede, transitively, so cycles show up."""
-        starts = [e for f in focus for e in f.parsed.events if e.supersedes]
+        starts = [e for e in leading if e.supersedes]
         for _ in range(MAX_CHAIN_ROUNDS):
             tl = Timeline([e for f in self.loaded.values() for e in f.parsed.events], self.config)
             paths: set[str] = set()

@@ -40,6 +40,7 @@ RULES: dict[str, Rule] = {r.code: r for r in (
     Rule("MV015", "warning", "entries out of time order in a file", True),
     Rule("MV016", "warning", "timestamp in the future"),
     Rule("MV017", "error", "invisible characters in an entry heading, metadata key or Id", True),
+    Rule("MV018", "error", "code fence never closed hides entry headings"),
     Rule("MV019", "error", "staged change moves a reference in an unchanged file (--staged)"),
     Rule("MV100", "error", "file or folder cannot be read"),
     Rule("MV101", "error", "frontmatter does not parse"),

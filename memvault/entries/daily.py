@@ -31,7 +31,7 @@ from memvault.entries.notes import Clock, NoteFile, Section, heading_when
 from memvault.entries.timeparse import RANGE_TEXT
 from memvault.textsafety import clean_invisible, has_invisible, invisible_in
 
-__all__ = ["ENTRY_RE", "META_KEYS", "META_RE", "log_date", "parse_log", "scan_headings", "unclosed"]
+__all__ = ["ENTRY_RE", "META_KEYS", "META_RE", "log_date", "parse_log", "scan", "scan_headings", "unclosed"]
 
 # Dates and times in the format are ASCII digits (\d would take ١٥ or １５ too: docs/format.md).
 LOG_NAME_RE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})\.md$")
@@ -73,7 +73,9 @@ def parse_log(
     fm, start = read_frontmatter(lines, path, problems)
     result.frontmatter = fm
     defaults = file_defaults(fm, path, problems)
-    heads, in_fence = scan_headings(lines, start)
+    heads, in_fence, open_at = scan(lines, start)
+    if open_at is not None:
+        _hiding_fence(lines, open_at, path, config.types, problems)
     title = heads[0] if heads and heads[0][1] == 1 else None
     if title is not None:
         heads = heads[1:]
@@ -164,7 +166,14 @@ def unclosed(text: str) -> str:
 
 def scan_headings(lines: list[str], start: int) -> tuple[list[Head], list[bool]]:
     """Every ATX heading outside fenced code, and which lines are fenced code."""
+    heads, in_fence, _ = scan(lines, start)
+    return heads, in_fence
+
+
+def scan(lines: list[str], start: int) -> tuple[list[Head], list[bool], int | None]:
+    """`scan_headings`, and the index of the line opening a fence never closed (None if all are)."""
     heads: list[Head] = []
+    opened = 0
     fence: str | None = None
     in_fence: list[bool] = [False] * len(lines)
     heading = HEADING_RE.match
@@ -186,9 +195,31 @@ def scan_headings(lines: list[str], start: int) -> tuple[list[Head], list[bool]]
         if first in ("`", "~", " ", "\t"):
             m = FENCE_RE.match(line)
             if m:
-                fence = m.group(1)
+                fence, opened = m.group(1), i
                 in_fence[i] = True
-    return heads, in_fence
+    return heads, in_fence, (opened if fence is not None else None)
+
+
+def _hiding_fence(lines: list[str], at: int, path: str, types: tuple[str, ...], problems: list[Problem]) -> None:
+    """MV018: a code fence left open to the end of the file that hides entry headings.
+
+    Markdown reads every line after an unclosed fence as code, so a stray fence line above
+    `## 09:30 - Correction` silently turns that entry and all below it into text of the entry
+    above (and the beliefs they corrected come back to life). A fence that hides no entry
+    heading is left alone: freeform notes end with code often enough."""
+    hidden = []
+    for i in range(at + 1, len(lines)):
+        h = HEADING_RE.match(lines[i]) if lines[i].startswith("## ") else None
+        m = ENTRY_RE.match(h[2] or "") if h and len(h[1]) == 2 else None
+        if m is not None and m["type"].lower() in types and type_ends(m["rest"]):
+            hidden.append(i)
+    if hidden:
+        fence = lines[at].strip()
+        what = "1 entry heading" if len(hidden) == 1 else f"{len(hidden)} entry headings"
+        problems.append(Problem(path, at + 1, (
+            f"code fence '{fence[:20]}' is never closed: it hides {what} below it (the first: "
+            f"'{lines[hidden[0]].strip()}' on line {hidden[0] + 1}), read as text of what comes before; "
+            f"close the fence, or remove it if it was typed by mistake"), code="MV018"))
 
 
 def has_words(title: str) -> bool:

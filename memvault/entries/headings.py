@@ -22,6 +22,14 @@ ENTRY_RE = re.compile(
 # What makes a `## ` heading an attempt at an entry heading (MV003): a time-like start (any
 # digits, `:` or `.`, or `9am`) followed by a type; or a type after a dash, alone or before a title.
 ATTEMPT_TIME_RE = re.compile(r"^(?P<clock>\d{1,2}(?:[:.]\d{2}(?:[:.]\d{2})?|[ \t]*[AaPp]\.?[Mm]\.?))[\W_]*(?P<type>[A-Za-z][\w-]*)")
+# A time typed halfway (`12:0`, `12:`, `1200 -`), alone or before a dash or a known type: an
+# entry heading being written. The hour has two digits and a lone minute digit is 0-5 where the
+# minutes are cut short, so a ratio (`1:1`, `16:9`) stays a title; four digits are an HHMM time
+# followed by a dash or a type, so `## 2026 plans` and `## 1200` stay notes.
+HALF_TIME_RE = re.compile(
+    r"^(?:(?P<hm>(?:[01]?[0-9]|2[0-3]):|(?:[01][0-9]|2[0-3]):[0-5])|(?P<four>(?:[01][0-9]|2[0-3])[0-5][0-9])(?=[ \t]*[-\u2013\u2014A-Za-z]))"
+    r"(?![0-9])[ \t]*(?P<dash>[-\u2013\u2014])?[ \t]*(?P<type>[A-Za-z][\w-]*)?(?P<rest>.*)$"
+)
 # (The dash after the type is looked at, not taken: `Standup - Decision` after `14:38 -`.)
 ATTEMPT_DASH_RE = re.compile(r"(?:^|(?<=[ \t]))[-\u2013\u2014][ \t]*+(?P<type>[A-Za-z][\w-]*+)[ \t]*+(?=$|[-\u2013\u2014:])")
 
@@ -96,9 +104,23 @@ def attempt(heading: str, types: tuple[str, ...]) -> str | None:
     timed = ATTEMPT_TIME_RE.match(heading)
     if timed is not None and timed["type"].lower() in types and type_ends(heading[timed.end():]):
         return timed["clock"]
+    if half_time(heading, types):
+        return heading.split()[0] if heading.split() else ""
     if any(m["type"].lower() in types for m in ATTEMPT_DASH_RE.finditer(heading)):
         return ""
     return None
+
+
+def half_time(heading: str, types: tuple[str, ...]) -> bool:
+    """True for a heading that is a time typed halfway (`12:0`, `12:`, `1200 -`, `12:3 -
+    Decision`): nothing after it, a dash and nothing, or a known type standing alone."""
+    m = HALF_TIME_RE.match(heading.strip())
+    if m is None:
+        return False
+    word, rest = m["type"], m["rest"]
+    if word is None:
+        return not rest.strip() and (m["hm"] is not None or m["dash"] is not None)
+    return word.lower() in types and type_ends(rest)
 
 
 # The heading forms `check --fix` repairs (MV003): a `H:MM`/`HH:MM` time, a known type with only
@@ -116,6 +138,8 @@ def repair_attempt(heading: str, types: tuple[str, ...]) -> tuple[str | None, st
     become `10:00 - Decision`, `09:05 - Decision`, `10:00 - Belief - Hosting`."""
     m = REPAIRABLE_RE.match(heading.strip())
     if m is None:
+        if half_time(heading, types):
+            return None, "its time is cut short; --fix does not guess which time is meant"
         if ATTEMPT_TIME_RE.match(heading.strip()):
             return None, "its time is not written H:MM or HH:MM; --fix does not guess which time is meant"
         return None, "it has no time at its start; --fix does not guess one"

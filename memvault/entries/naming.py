@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 
 from memvault.entries.timeparse import day_in_range
 
@@ -70,6 +71,7 @@ def text_day(text: str) -> date | None:
     return real_day(m[1], m[2], m[3]) if m else None
 
 
+@lru_cache(maxsize=1 << 17)  # a partial check groups the same 100k paths by day up to three times
 def log_name(path: str) -> LogName:
     """How the file at the vault-relative `path` is dated and keyed."""
     parts = path.split("/")

@@ -89,7 +89,7 @@ def _build(index: Index, progress: Progress | None, note: str | None, previous: 
             report.problems += problems
             report.added.append(rel)
             stat = stored_stat(state)
-            if (kept := previous.kept(rel, problems, len(events))) is not None:
+            if (kept := previous.kept(rel, problems, events)) is not None:
                 why = held_reason(problems, len(kept[1]))
                 store.put_held(conn, rel, *stat, len(events), why)
                 report.held[rel] = why

@@ -33,7 +33,7 @@ from memvault.search import access
 from memvault.search.hits import Hit
 from memvault.search.index import files, heal, links, store
 from memvault.search.index.engine import Engine, FileState, IndexStatus, Progress, UpdateReport
-from memvault.search.index.lastgood import errors_of, held_reason, keeps_last_good
+from memvault.search.index.lastgood import errors_of, held_reason, keeps_last_good, typed
 from memvault.search.index.query import Ranker, plan_for
 from memvault.search.plan import EXHAUSTIVE, Plan
 from memvault.search.rank import make_filter
@@ -234,7 +234,8 @@ class Index:
         if not errors:
             return None
         count = store.file_event_counts(conn, [rel]).get(rel)
-        return count if keeps_last_good(len(errors), len(got[1]), count) else None
+        entries = store.file_entry_counts(conn, [rel]).get(rel, 0) if count is not None else 0
+        return count if keeps_last_good(len(errors), len(got[1]), count, typed(got[1]), entries) else None
 
     def _apply(self, conn: sqlite3.Connection, engine: Engine,
                parsed: dict[str, tuple[FileState, list[Event], list[Problem]]], gone: list[str],

@@ -18,14 +18,23 @@ from memvault.entries.model import Event, Problem
 from memvault.search.index import store
 
 
-def keeps_last_good(errors: int, new_events: int, indexed_events: int | None) -> bool:
+def keeps_last_good(errors: int, new_events: int, indexed_events: int | None,
+                    new_entries: int = 0, indexed_entries: int = 0) -> bool:
     """A new version with errors that loses entries is held back; the index keeps the old one.
 
-    A file that merely has errors (an unknown type, a bad date) but keeps its entries is
-    indexed as it is: holding it back would freeze every later edit to it. A file with no
-    errors that has fewer entries lost them on purpose.
+    Losing counts typed entries too (`entries`, notes left out): a half-typed heading
+    (`## 12:0`) turns an entry into a note, which keeps the number of events but not what the
+    vault believes. A file that merely has errors (an unknown type, a bad date) but keeps its
+    entries is indexed as it is: holding it back would freeze every later edit to it. A file
+    with no errors that has fewer entries lost them on purpose.
     """
-    return errors > 0 and indexed_events is not None and new_events < indexed_events
+    return errors > 0 and indexed_events is not None and (
+        new_events < indexed_events or new_entries < indexed_entries)
+
+
+def typed(events: list[Event]) -> int:
+    """How many of `events` are typed entries (not notes)."""
+    return sum(not e.is_note for e in events)
 
 
 def errors_of(problems: list[Problem]) -> list[Problem]:
@@ -64,12 +73,19 @@ class Previous:
         if self.conn is None:
             conn.close()
 
-    def kept(self, rel: str, problems: list[Problem], new_events: int,
+    def kept(self, rel: str, problems: list[Problem], new: list[Event],
              ) -> tuple[tuple[int, int, str], list[Event], list[Problem]] | None:
         """(the last good version's size, mtime_ns, sha256; its entries; its problems) when
-        `rel`'s version on disk is held back, else None."""
+        `rel`'s version on disk (`new`, its events) is held back, else None."""
         old = self.counts.get(rel)
-        if self.conn is None or not keeps_last_good(len(errors_of(problems)), new_events, old):
+        errors = len(errors_of(problems))
+        if self.conn is None or not errors or old is None:
+            return None
+        try:
+            old_typed = store.file_entry_counts(self.conn, [rel]).get(rel, 0)
+        except sqlite3.Error:
+            return None
+        if not keeps_last_good(errors, len(new), old, typed(new), old_typed):
             return None
         try:
             row = self.conn.execute("SELECT size, mtime_ns, sha256, problems FROM files WHERE path = ?", (rel,)).fetchone()

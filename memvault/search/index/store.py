@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from memvault.entries.model import Event, Problem
+from memvault.entries.model import NOTE, Event, Problem
 from memvault.sqlutil import in_chunks
 
 SCHEMA_VERSION = 6
@@ -282,6 +282,16 @@ def file_event_counts(conn: sqlite3.Connection, paths: list[str] | None = None) 
     out: dict[str, int] = {}
     for chunk, marks in in_chunks(paths):
         rows = conn.execute(f"{sql} WHERE path IN ({marks})", chunk)
+        out.update({p: int(n) for p, n in rows})
+    return out
+
+
+def file_entry_counts(conn: sqlite3.Connection, paths: list[str]) -> dict[str, int]:
+    """Typed entries (notes left out) stored per file of `paths` (lastgood.py)."""
+    out: dict[str, int] = {}
+    for chunk, marks in in_chunks(paths):
+        rows = conn.execute(f"SELECT file, count(*) FROM events WHERE file IN ({marks}) AND type != ? GROUP BY file",
+                            (*chunk, NOTE))
         out.update({p: int(n) for p, n in rows})
     return out
 
