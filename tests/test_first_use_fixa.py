@@ -6,6 +6,7 @@ state checked through the library."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -63,3 +64,59 @@ def test_a_second_supersedes_line_naming_another_entry_is_refused_by_check_and_t
     _write(root, "memory/2026-11-26.md", DAY + "Supersedes: 2026-11-26T09:00\n")
     problems = Vault.open(root).files["memory/2026-11-26.md"].problems
     assert [(p.code, p.line, p.severity) for p in problems] == [("MV211", 13, "error")]
+
+
+# -- history takes what show takes ------------------------------------------------------------------
+
+def _history_vault(root: Path) -> Path:
+    _write(root, "memvault.toml", '[vault]\ntimezone = "Europe/Berlin"\n')
+    _write(root, "memory/2026-11-25.md", "# 2026-11-25\n\n## 09:00 - Decision\nWir nehmen Postgres, nicht Mongo\n"
+                                         "Tags: db\n\n## 09:05 - Observation\nDana hat zugestimmt\n")
+    _write(root, "memory/2026-11-29.md", "# 2026-11-29\n\n## 09:00 - Belief\nOrion launches in Q1\n")
+    git(root, "init", "-q")
+    _commit(root, "three entries")
+    _write(root, "memory/2026-11-25.md", (root / "memory/2026-11-25.md").read_text().replace("Mongo", "MongoDB"))
+    _commit(root, "edit")
+    return root
+
+
+def test_history_takes_an_id_start_and_a_search_hits_place_like_show(runner, vault_dir):
+    _history_vault(vault_dir)
+    hit = json.loads(runner.invoke(cli, ["search", "Postgres", "--json"]).output)[0]
+    assert hit["location"] == "memory/2026-11-25.md#L3-L5" and hit["id"] == "2026-11-25T09:00"
+    for spec in (hit["location"], "memory/2026-11-25.md#L3-L6", "memory/2026-11-25.md:3", "2026-11-25.md:4"):
+        res = runner.invoke(cli, ["history", spec])
+        assert res.exit_code == 0, (spec, res.output)
+        assert res.output.startswith("2026-11-25T09:00  [live]\n"), res.output
+        assert "edited   memory/2026-11-25.md" in res.output
+        shown = runner.invoke(cli, ["show", spec, "--no-record"]).output
+        assert shown.startswith("2026-11-25T09:00 ")
+    res = runner.invoke(cli, ["history", "2026-11-29T09:0"])
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith("2026-11-29T09:00  [live]\n") and "added    memory/2026-11-29.md" in res.output
+    # A start of several ids is ambiguous for both, naming them.
+    for cmd in ("history", "show"):
+        res = runner.invoke(cli, [cmd, "2026-11-25T09:0"])
+        assert res.exit_code == 1 and "2026-11-25T09:00, 2026-11-25T09:05" in res.output, res.output
+    # A place no entry covers says so, rather than looking for an id of that name in git.
+    res = runner.invoke(cli, ["history", "memory/2026-11-25.md:1"])
+    assert res.exit_code == 1 and "no entry or note covers that line" in res.output
+    # The library answers the same.
+    data = Vault.open(vault_dir).history("memory/2026-11-25.md#L3-L6")
+    assert data["id"] == "2026-11-25T09:00" and data["found_by"]["how"] == "place"
+    assert [c["change"] for c in data["commits"]] == ["added", "edited"]
+
+
+def test_history_of_a_deleted_entry_is_found_before_a_bullet_citing_it(runner, vault_dir):
+    _history_vault(vault_dir)
+    _write(vault_dir, "MEMORY.md", "# Memory\n\n## Projekte\n- Orion startet in Q1 (sources: [[2026-11-29#09:00]])\n")
+    _write(vault_dir, "memory/2026-11-29.md", "# 2026-11-29\n\nnichts mehr\n")
+    _commit(vault_dir, "gone")
+    res = runner.invoke(cli, ["history", "2026-11-29T09:00"])
+    assert res.exit_code == 0, res.output
+    assert "[deleted]" in res.output and "deleted  memory/2026-11-29.md" in res.output
+    # The link names no entry now: the bullet citing it answers, and history says why, as show does.
+    res = runner.invoke(cli, ["history", "[[2026-11-29#09:00]]"])
+    assert res.exit_code == 0, res.output
+    assert "found by cited source: no entry has the id '[[2026-11-29#09:00]]'; this is the MEMORY.md bullet" in res.output
+    assert Vault.open(vault_dir).history("[[2026-11-29#09:00]]")["found_by"]["how"] == "cited source"

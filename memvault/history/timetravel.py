@@ -19,10 +19,11 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Final
 
+from memvault.entries.lookup import Found, place
 from memvault.entries.model import Event
 from memvault.entries.render import iso
 from memvault.entries.spans import SpanIndex
-from memvault.errors import GitError, InputError, NotFoundError
+from memvault.errors import Ambiguous, GitError, InputError, NotFoundError
 from memvault.gcpause import no_gc
 from memvault.history.compare import compare, diff_states, edited_item, revived
 from memvault.history.gitrepo import PACK_LOOSE_DEFAULT, Commit, GitRepo
@@ -367,10 +368,10 @@ class History:
         """The supersession chain `event_id` belongs to (oldest first) and, from git, the
         commits that changed each entry's text."""
         tl = self.vault.timeline
-        try:
-            event = self.vault.get(event_id)
-        except NotFoundError:
-            return self._history_of_gone(event_id)
+        found = self._locate(event_id)
+        if isinstance(found, dict):
+            return found
+        event = found.event
         chain = tl.chain(event.id)
         repo = self.repo
         links = []
@@ -387,12 +388,33 @@ class History:
             "chain": links,
             "commits": own["commits"],
             "warnings": [],
+            "found_by": found.to_dict(event_id),
         }
         if repo is None:
             out["warnings"].append(f"{self.vault.root} is not a git repository: no commit history")
         elif repo.shallow:
             out["warnings"].append("shallow clone: commits before its first one are not shown")
         return out
+
+    def _locate(self, spec: str) -> Found | dict[str, Any]:
+        """The entry `spec` names as `show` reads it (an id, its start, a printed place,
+        a reference: `memvault.entries.lookup`), else the history of a deleted entry with that
+        id. A deleted entry's own id comes before an entry standing in for it (a bullet citing
+        it, a description its words match)."""
+        try:
+            found = self.vault.locate(spec)
+        except Ambiguous:
+            raise
+        except NotFoundError:
+            if place(spec) is not None:  # a place names lines of today's files, not an old id
+                raise
+            return self._history_of_gone(spec)
+        if found.how in ("cited source", "description") and self.repo is not None:
+            try:
+                return self._history_of_gone(spec)
+            except NotFoundError:
+                pass
+        return found
 
     def revisions(self, event_id: str, file: str) -> list[dict[str, Any]]:
         """Commits (first parent, oldest first) where the entry's text changed, plus the
