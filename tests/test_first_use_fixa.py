@@ -120,3 +120,65 @@ def test_history_of_a_deleted_entry_is_found_before_a_bullet_citing_it(runner, v
     assert res.exit_code == 0, res.output
     assert "found by cited source: no entry has the id '[[2026-11-29#09:00]]'; this is the MEMORY.md bullet" in res.output
     assert Vault.open(vault_dir).history("[[2026-11-29#09:00]]")["found_by"]["how"] == "cited source"
+
+
+# -- history follows an entry with an Id: between daily logs ------------------------------------------
+
+def _cut(root: Path, src: str, dst: str, first: str) -> tuple[int, int]:
+    """Move the entry whose heading line is `first` (and its lines up to the next heading) from
+    `src` to the end of `dst`, as a person cutting and pasting would; (old line, new line)."""
+    lines = (root / src).read_text().splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith(first))
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    block = [line for line in lines[start:end] if line.strip()]
+    (root / src).write_text("".join(lines[:start] + lines[end:]))
+    target = (root / dst).read_text() if (root / dst).exists() else f"# {Path(dst).stem}\n"
+    new_line = len(target.splitlines()) + 2
+    (root / dst).write_text(target.rstrip("\n") + "\n\n" + "".join(block))
+    return start + 1, new_line
+
+
+def test_history_follows_an_entry_with_an_id_moved_to_another_days_log(runner, vault_dir):
+    assert runner.invoke(cli, ["init", str(vault_dir), "--timezone", "Europe/Berlin"]).exit_code == 0
+    for text, at in (("Kickoff mit Dana, Orion startet", "2 days ago 09:00"),
+                     ("Standup: Build ist grün", "2 days ago 11:00")):
+        assert runner.invoke(cli, ["log", text, "--at", at]).exit_code == 0
+    res = runner.invoke(cli, ["log", "Orion codename is Hunter", "--id", "orion-codename", "--at", "2 days ago 15:00"])
+    assert res.exit_code == 0, res.output
+    day = Vault.open(vault_dir).find("orion-codename").file
+    assert runner.invoke(cli, ["log", "Retro verschoben", "--at", "3 days ago 10:00"]).exit_code == 0
+    _commit(vault_dir, "week")
+    other = Vault.open(vault_dir).find(Vault.open(vault_dir).events[0].id).file
+    assert other != day
+    old_line, new_line = _cut(vault_dir, day, other, "## 15:00")
+    _commit(vault_dir, "moved to the day before")
+    moved = Vault.open(vault_dir).find("orion-codename")
+    assert (moved.file, moved.line) == (other, new_line)
+
+    res = runner.invoke(cli, ["history", "orion-codename"])
+    assert res.exit_code == 0, res.output
+    assert f"added    {day}\n" in res.output
+    assert f"moved    {other}\n" in res.output
+    assert f"      moved from {day}:{old_line} to {other}:{new_line}\n" in res.output
+    commits = Vault.open(vault_dir).history("orion-codename")["commits"]
+    assert [(c["change"], c["old_file"], c["file"]) for c in commits] == [("added", None, day), ("moved", day, other)]
+    # Deleted after the move: its history is still found by the id, across both files.
+    _write(vault_dir, other, (vault_dir / other).read_text().split("## 15:00")[0])
+    _commit(vault_dir, "gone")
+    gone = Vault.open(vault_dir).history("orion-codename")
+    assert [c["change"] for c in gone["commits"]] == ["added", "moved", "deleted"]
+
+
+def test_an_entry_whose_id_is_its_day_and_time_moved_to_another_day_is_another_entry(runner, vault_dir):
+    # Its id changed with the move: what cited the old id no longer finds it, and history does
+    # not pretend they are one (docs/time-travel.md).
+    assert runner.invoke(cli, ["init", str(vault_dir), "--timezone", "Europe/Berlin"]).exit_code == 0
+    assert runner.invoke(cli, ["log", "Orion codename is Hunter", "--at", "2026-11-29 15:00"]).exit_code == 0
+    assert runner.invoke(cli, ["log", "Retro verschoben", "--at", "2026-11-28 10:00"]).exit_code == 0
+    _commit(vault_dir, "two days")
+    _cut(vault_dir, "memory/2026-11-29.md", "memory/2026-11-28.md", "## 15:00")
+    _commit(vault_dir, "moved")
+    new = runner.invoke(cli, ["history", "2026-11-28T15:00"]).output
+    assert "added    memory/2026-11-28.md" in new and "moved" not in new
+    old = runner.invoke(cli, ["history", "2026-11-29T15:00"]).output
+    assert "[deleted]" in old and "deleted  memory/2026-11-29.md" in old

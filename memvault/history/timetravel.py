@@ -27,7 +27,7 @@ from memvault.errors import Ambiguous, GitError, InputError, NotFoundError
 from memvault.gcpause import no_gc
 from memvault.history.compare import compare, diff_states, edited_item, revived
 from memvault.history.gitrepo import PACK_LOOSE_DEFAULT, Commit, GitRepo
-from memvault.history.revisions import files_for_id, revisions
+from memvault.history.revisions import DATED_ID_RE, files_for_id, revisions
 from memvault.history.snapshot import Snapshot, SnapshotLoader
 from memvault.history.timepoint import REVISION_RE, TimePoint
 
@@ -378,7 +378,7 @@ class History:
         for ev in chain:
             item = tl.to_dict(ev)
             item["superseded_by_all"] = list(tl.superseded_by.get(ev.id, ()))
-            item["commits"] = self.revisions(ev.id, ev.file) if repo is not None else []
+            item["commits"] = self.revisions(ev.id, ev.file, explicit=ev.explicit_id) if repo is not None else []
             links.append(item)
         own = next(item for item in links if item["id"] == event.id)
         out: dict[str, Any] = {
@@ -416,10 +416,11 @@ class History:
                 pass
         return found
 
-    def revisions(self, event_id: str, file: str) -> list[dict[str, Any]]:
+    def revisions(self, event_id: str, file: str, *, explicit: bool = False) -> list[dict[str, Any]]:
         """Commits (first parent, oldest first) where the entry's text changed, plus the
-        working tree when it differs from the last commit."""
-        return revisions(self.require_repo(), self.loader, event_id, file, self.config.tz)
+        working tree when it differs from the last commit; an `explicit` id (an `Id:` line) is
+        followed across files."""
+        return revisions(self.require_repo(), self.loader, event_id, file, self.config.tz, explicit=explicit)
 
     def _history_of_gone(self, event_id: str) -> dict[str, Any]:
         """An id no current entry has: look for it in git history (a deleted entry)."""
@@ -428,7 +429,7 @@ class History:
             raise NotFoundError(f"no entry with id {event_id!r} (and no git history to look in)")
         commits: list[dict[str, Any]] = []
         for path in files_for_id(repo, event_id):
-            commits = self.revisions(event_id, path)
+            commits = self.revisions(event_id, path, explicit=DATED_ID_RE.match(event_id) is None)
             if commits:
                 break
         if not commits:
