@@ -7,6 +7,7 @@ state checked through the library."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -182,3 +183,35 @@ def test_an_entry_whose_id_is_its_day_and_time_moved_to_another_day_is_another_e
     assert "added    memory/2026-11-28.md" in new and "moved" not in new
     old = runner.invoke(cli, ["history", "2026-11-29T15:00"]).output
     assert "[deleted]" in old and "deleted  memory/2026-11-29.md" in old
+
+
+# -- changes: a planned entry committed before the window is not new in it ---------------------------
+
+def _dated_commit(root: Path, message: str, when: str) -> None:
+    git(root, "add", "-A")
+    subprocess.run(["git", "commit", "-q", "--no-verify", "-m", message], cwd=root, check=True,
+                   env={**os.environ, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when})
+
+
+def test_changes_does_not_call_a_planned_entry_committed_before_the_window_new(runner, vault_dir):
+    assert runner.invoke(cli, ["init", str(vault_dir), "--timezone", "Europe/Berlin"]).exit_code == 0
+    assert runner.invoke(cli, ["log", "Kickoff mit Dana", "--at", "2026-11-20 09:00"]).exit_code == 0
+    res = runner.invoke(cli, ["log", "Orion-Launch, Demo für den Vorstand", "--type", "Decision",
+                              "--at", "2026-12-10 10:00", "--future"])
+    assert res.exit_code == 0, res.output
+    _dated_commit(vault_dir, "kickoff and the plan", "2026-11-20T10:00:00+01:00")
+    assert runner.invoke(cli, ["log", "Standup: Build ist grün", "--at", "2026-11-24 09:30"]).exit_code == 0
+    _dated_commit(vault_dir, "standup", "2026-11-24T10:00:00+01:00")
+
+    res = runner.invoke(cli, ["changes", "--since", "HEAD~1"])
+    assert res.exit_code == 0, res.output
+    assert "New (1)" in res.output and "Standup" in res.output and "Orion-Launch" not in res.output
+    res = runner.invoke(cli, ["changes", "--since", "HEAD"])
+    assert res.output.endswith("nothing changed\n"), res.output
+    # A planned entry written inside the window is new in it; the one planned before is not.
+    assert runner.invoke(cli, ["log", "Retro nach dem Launch", "--at", "2026-12-11 15:00", "--future"]).exit_code == 0
+    data = Vault.open(vault_dir).changes("HEAD")
+    assert [d["content"] for d in data["new"]] == ["Retro nach dem Launch"]
+    # Before the plan was committed, it is new (written in the window, dated after its start).
+    data = Vault.open(vault_dir).changes("2026-11-19")
+    assert "Orion-Launch, Demo für den Vorstand" in [d["content"] for d in data["new"]]

@@ -341,6 +341,8 @@ class History:
                 f"{self.vault.root} is not a git repository: edited and deleted entries need git history")
             return out
         old = self.snapshot_at(p1)
+        if old is not None:  # dated in the window but already recorded before it (planned, --future): not new
+            out["new"] = [d for d in out["new"] if d["id"] not in old.timeline.by_id]
         newer = self.snapshot_at(p2) if p2 is not None else self.loader.worktree(self.vault.files, tl)
         out["from_commit"] = old.commit.sha if old and old.commit else None
         out["to_commit"] = newer.commit.sha if newer and newer.commit else None
