@@ -9,9 +9,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from datetime import datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from memvault.cli import cli
+from memvault.curate.promote import plan_curation
+from memvault.curate.review import left_out
 from memvault.vault import Vault
 
 from .helpers_check import git, hook_env, run_memvault
@@ -215,3 +219,32 @@ def test_changes_does_not_call_a_planned_entry_committed_before_the_window_new(r
     # Before the plan was committed, it is new (written in the window, dated after its start).
     data = Vault.open(vault_dir).changes("2026-11-19")
     assert "Orion-Launch, Demo für den Vorstand" in [d["content"] for d in data["new"]]
+
+
+# -- curate's summary: whole ids, and the window it used ------------------------------------------
+
+def test_curate_summary_counts_reasons_without_cutting_ids_and_names_since(runner, vault_dir):
+    _write(vault_dir, "memvault.toml", '[vault]\ntimezone = "Europe/Berlin"\n')
+    _write(vault_dir, "memory/2026-11-24.md", "# 2026-11-24\n\n## 10:00 - Observation\n"
+                                              "Dana bevorzugt asynchrone Standups per Slack-Thread\n")
+    _write(vault_dir, "memory/2026-11-25.md", "# 2026-11-25\n\n## 09:00 - Belief\nOrion codename is Falcon for the quarter\n")
+    _write(vault_dir, "memory/2026-11-27.md", "# 2026-11-27\n\n## 09:00 - Correction\nOrion codename is Hunter, not Falcon\n"
+                                              "Supersedes: 2026-11-25T09:00\nImportance: low\n")
+    res = runner.invoke(cli, ["curate", "--since", "2026-11-25 00:00", "--at", "2026-11-28 12:00", "--dry-run"])
+    assert res.exit_code == 0, res.output
+    assert "nothing to curate: entries since 2026-11-25T00:00:00+01:00 (--since)" in res.output
+    assert "1 superseded" in res.output and "2026-11-27T09," not in res.output and "T09 " not in res.output
+    assert "1 before --since 2026-11-25T00:00:00+01:00" in res.output and "last curation" not in res.output
+    # --explain names the superseder in full, and the window it used.
+    why = {d["id"]: d["reason"] for d in json.loads(runner.invoke(
+        cli, ["curate", "--since", "2026-11-25 00:00", "--at", "2026-11-28 12:00", "--explain", "--json"]).output)}
+    assert why["2026-11-25T09:00"] == "superseded by 2026-11-27T09:00"
+    assert "2026-11-24T10:00" not in why  # before the window: only asked for by its id
+    one = runner.invoke(cli, ["curate", "--since", "2026-11-25 00:00", "--at", "2026-11-28 12:00",
+                              "--explain", "2026-11-24T10:00"]).output
+    assert "before --since 2026-11-25T00:00:00+01:00 and nothing new about it since" in one
+    # The library's plan says the same.
+    berlin = ZoneInfo("Europe/Berlin")
+    plan = plan_curation(Vault.open(vault_dir), at=datetime(2026, 11, 28, 12, tzinfo=berlin),
+                         since=datetime(2026, 11, 25, tzinfo=berlin))
+    assert "1 superseded" in left_out(plan) and "1 before --since 2026-11-25T00:00:00+01:00" in left_out(plan)
