@@ -248,3 +248,42 @@ def test_curate_summary_counts_reasons_without_cutting_ids_and_names_since(runne
     plan = plan_curation(Vault.open(vault_dir), at=datetime(2026, 11, 28, 12, tzinfo=berlin),
                          since=datetime(2026, 11, 25, tzinfo=berlin))
     assert "1 superseded" in left_out(plan) and "1 before --since 2026-11-25T00:00:00+01:00" in left_out(plan)
+
+
+# -- a wall time the clock change skips ---------------------------------------------------------------
+
+def test_log_at_a_time_the_spring_clock_change_skips_is_refused_naming_the_gap(runner, vault_dir):
+    assert runner.invoke(cli, ["init", str(vault_dir), "--timezone", "Europe/Berlin"]).exit_code == 0
+    before = sorted(p.relative_to(vault_dir).as_posix() for p in (vault_dir / "memory").rglob("*"))
+    for at in ("2026-03-29 02:30", "2026-03-29T02:00", "2026-03-29T02:59:59"):
+        res = runner.invoke(cli, ["log", "Umstellung auf Sommerzeit, Deploy verschoben", "--at", at])
+        assert res.exit_code == 2, (at, res.output)
+        assert "does not exist in Europe/Berlin: the clocks went from 02:00 straight to 03:00" in res.output
+        assert "give a time before 02:00 or from 03:00 on" in res.output
+    assert sorted(p.relative_to(vault_dir).as_posix() for p in (vault_dir / "memory").rglob("*")) == before
+    # The minute before and the first after the gap are written as given.
+    for at in ("2026-03-29 01:59", "2026-03-29 03:00"):
+        assert runner.invoke(cli, ["log", "Nachtschicht", "--at", at]).exit_code == 0
+    assert [e.timestamp.isoformat() for e in Vault.open(vault_dir).events if e.file == "memory/2026-03-29.md"] == [
+        "2026-03-29T01:59:00+01:00", "2026-03-29T03:00:00+02:00"]
+
+
+def test_log_at_a_time_the_autumn_clock_change_repeats_takes_its_first_occurrence(runner, vault_dir):
+    assert runner.invoke(cli, ["init", str(vault_dir), "--timezone", "Europe/Berlin"]).exit_code == 0
+    res = runner.invoke(cli, ["log", "Umstellung auf Winterzeit", "--at", "2026-10-25 02:30", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["timestamp"] == "2026-10-25T02:30:00+02:00"  # summer time: the first 02:30
+    assert Vault.open(vault_dir).get("2026-10-25T02:30").timestamp.isoformat() == "2026-10-25T02:30:00+02:00"
+
+
+def test_clock_gap_names_the_skipped_span_in_odd_zones():
+    from memvault.entries.timeparse import clock_gap
+
+    def gap(zone: str, *parts: int) -> tuple[str, str] | None:
+        found = clock_gap(datetime(*parts, tzinfo=ZoneInfo(zone)))  # type: ignore[misc]
+        return None if found is None else (found[0].isoformat(), found[1].isoformat())
+
+    assert gap("Australia/Lord_Howe", 2026, 10, 4, 2, 15) == ("2026-10-04T02:00:00", "2026-10-04T02:30:00")
+    assert gap("Pacific/Apia", 2011, 12, 30, 12, 0) == ("2011-12-30T00:00:00", "2011-12-31T00:00:00")  # a day skipped
+    assert gap("Europe/Berlin", 2026, 10, 25, 2, 30) is None  # happens twice: no gap
+    assert gap("UTC", 2026, 3, 29, 2, 30) is None
