@@ -87,11 +87,15 @@ def test_log_never_renumbers_an_existing_entry_of_the_same_minute(runner, vault_
     assert [e.content for e in in_file] == ["just before", "The original belief", "logged later", "Corrects it"]
 
 
-def test_log_at_a_time_the_clock_skips_writes_the_instant_it_stands_for(runner, vault_dir):
-    # New York skips 02:00-03:00 on 2026-03-08: `log --at "2026-03-08 02:30"` wrote a "## 02:30"
-    # heading, a time that never happened, printed in JSON as 02:30-05:00 (which is 03:30 EDT).
+def test_log_at_a_time_the_clock_skips_is_refused_and_the_instant_it_stands_for_is_written(runner, vault_dir):
+    # New York skips 02:00-03:00 on 2026-03-08: `log --at "2026-03-08 02:30"` once wrote a "## 02:30"
+    # heading, a time that never happened, then silently "## 03:30": now it is refused, naming the
+    # gap (tests/test_first_use_fixa.py), and an instant given with its offset is written as itself.
     plain_vault(vault_dir, "America/New_York")
     result = runner.invoke(cli, ["log", "--at", "2026-03-08 02:30", "skipped hour"])
+    assert result.exit_code == 2 and "from 02:00 straight to 03:00" in result.output
+    assert not (vault_dir / "memory" / "2026-03-08.md").exists()
+    result = runner.invoke(cli, ["log", "--at", "2026-03-08T02:30-05:00", "skipped hour"])
     assert result.exit_code == 0, result.output
     assert result.output.strip() == "2026-03-08T03:30"
     assert "## 03:30 - Observation" in (vault_dir / "memory" / "2026-03-08.md").read_text()

@@ -59,6 +59,7 @@ RULES: dict[str, Rule] = {r.code: r for r in (
     Rule("MV209", "warning", "metadata line inside the entry body"),
     Rule("MV210", "error", "Supersedes or Reconfirms line inside the entry body (read as text)"),
     Rule("MV211", "error", "Review or Reviewed value not understood"),
+    Rule("MV212", "error", "Supersedes given twice naming different entries"),
     Rule("MV301", "error", "bad date in a MEMORY.md annotation"),
     Rule("MV303", "warning", "MEMORY.md bullet outside any section"),
     Rule("MV304", "warning", "MEMORY.md over its size budget"),

@@ -111,7 +111,11 @@ def _was(old: str, new: str, width: int = 70) -> str:
 @json_option
 @click.pass_context
 def history_cmd(ctx, event_id: str, as_json: bool) -> None:
-    """The supersession chain ID belongs to (what superseded what), and the commits that changed it."""
+    """The supersession chain ID belongs to (what superseded what), and the commits that changed it.
+
+    ID is what show takes: an id, the start of one, or a place as search and check print it
+    (memory/2026-02-01.md#L12-L14, memory/2026-02-01.md:12); an id no entry has now is looked
+    for in git (a deleted entry)."""
     vault = open_vault(ctx)
     data = vault.history(event_id)
     emit(data, as_json, lambda d: _history_text(d, vault.config.tz))
@@ -124,6 +128,9 @@ def _local(iso: str, tz: tzinfo) -> str:
 
 def _history_text(data: dict, tz: tzinfo) -> str:
     out = [f"{data['id']}  [{data['status']}]" + (f" superseded by {data['superseded_by']}" if data["superseded_by"] else "")]
+    found = data.get("found_by") or {}
+    if found.get("why"):
+        out.append(f"found by {found['how']}: {found['why']}")
     out.append("")
     out.append("Chain (oldest first):")
     for d in data["chain"]:

@@ -34,7 +34,7 @@ from memvault.curate.document import load_doc
 from memvault.curate.plan import Plan, Proposal, chosen_lines
 from memvault.curate.proposals import proposals as make_proposals
 from memvault.curate.render import diff, marker_time, records_point, render
-from memvault.curate.select import Decision, select
+from memvault.curate.select import OLD_PREFIXES, Decision, select
 from memvault.entries.timeline import Timeline
 from memvault.errors import InputError, Refused, WriteConflict
 from memvault.fsio import append_spacing, decode_text, encode_like, locked, rewrite
@@ -78,7 +78,8 @@ def plan_curation(
     recalls = access.stats(vault.root)
     # `--since` names the window itself; only the marker's window is widened by the record.
     record = considered.load(vault.root, doc.marker_at) if since_from == "marker" else None
-    sel = select(tl, doc, settings, at=at, since=since, recalls=recalls, considered=record)
+    sel = select(tl, doc, settings, at=at, since=since, recalls=recalls, considered=record,
+                 by_option=since_from == "option")
     proposals = make_proposals(sel, tl, doc, settings)
     plan = Plan(
         at=at, since=since, since_from=since_from, path=path, archive_path=vault.root / settings.archive_file,
@@ -206,7 +207,7 @@ def explain(plan: Plan, vault: ParsedVault, entry: str | None = None) -> list[di
             raise InputError(f"{entry} is not a daily-log entry; curate only promotes log entries")
         chosen = [decisions[entry]]
     else:
-        chosen = [d for d in decisions.values() if d.chosen or not d.reason.startswith("before the last curation")]
+        chosen = [d for d in decisions.values() if d.chosen or not d.reason.startswith(OLD_PREFIXES)]
     tl = vault.timeline
     out = []
     for d in chosen:

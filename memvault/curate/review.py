@@ -191,9 +191,15 @@ def left_out(plan: Plan, top: int = 3) -> str:
 
 
 def _gist(reason: str) -> str:
-    """A reason without its particulars: up to the first `:`, `(` or digit-bearing detail."""
-    cut = min((i for i in (reason.find(":"), reason.find(" (")) if i > 0), default=len(reason))
-    return reason[:cut].strip()
+    """A reason without its particulars, so that alike reasons count together: up to the first
+    `: `, ` (` or ` and ` (an id's own colon, `2026-11-27T09:00`, is no cut); which entry
+    superseded it, or when it expired, is `--explain`'s to say. `before --since T` keeps its T."""
+    cut = min((i for i in (reason.find(": "), reason.find(" ("), reason.find(" and ")) if i > 0), default=len(reason))
+    gist = reason[:cut].strip()
+    for general in ("superseded", "expired"):
+        if gist.startswith(general + " "):
+            return general
+    return gist
 
 
 def window(plan: Plan) -> str:

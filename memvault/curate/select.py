@@ -62,10 +62,17 @@ class Selection:
 # --------------------------------------------------------------------------- selecting
 
 
+OLD_PREFIXES = ("before the last curation", "before --since")  # left out as seen before the window
+
+
 class _Selector:
     def __init__(self, tl: Timeline, doc: MemoryDoc, s: Settings, at: datetime, since: datetime | None,
-                 recalls: dict[str, Access], considered: frozenset[str] | None = None):
+                 recalls: dict[str, Access], considered: frozenset[str] | None = None, by_option: bool = False):
         self.tl, self.doc, self.s, self.at, self.since, self.recalls = tl, doc, s, at, since, recalls
+        # What the window's start is called in reasons: --since T is not the last curation.
+        self.mark = "--since" if by_option else "the last curation"
+        when = since.isoformat() if since else ""
+        self.before = f"before --since {when}" if by_option else f"before the last curation ({when})"
         self.considered = considered  # what the last completed curation looked at (curate/considered.py)
         self.curated_by = curated_sources(tl, doc)
         self.bullets = {b.id: b for b in doc.bullets}
@@ -190,9 +197,9 @@ class _Selector:
         if self.since is None:
             return "no earlier curation"
         if ev.timestamp is not None and ev.timestamp > self.since:
-            return "written since the last curation"
+            return f"written since {self.mark}"
         if self.considered is not None and ev.id not in self.considered:
-            return "logged since the last curation, with an earlier time"
+            return f"logged since {self.mark}, with an earlier time"
         if self.considered is None:
             # Without a record of what was considered, a correction of a bullet may never have
             # been seen (logged later with an earlier time): proposing it again is the safe side.
@@ -202,10 +209,10 @@ class _Selector:
         for rid in self.reconfirmers(ev):
             ts = self.tl.by_id[rid].timestamp
             if ts is not None and ts > self.since:
-                return f"reconfirmed since the last curation (by {rid})"
+                return f"reconfirmed since {self.mark} (by {rid})"
         acc = self.recalls.get(ev.id)
         if acc is not None and acc.count >= self.s.min_recalls and acc.last_accessed > self.since:
-            return "recalled since the last curation"
+            return f"recalled since {self.mark}"
         return None
 
     # -- the whole vault ----------------------------------------------------------------
@@ -240,8 +247,7 @@ class _Selector:
             if fresh:
                 new[ev.id] = fresh
             else:
-                self._leave(ev, f"before the last curation ({self.since.isoformat()}) and nothing new about it since; "  # type: ignore[union-attr]
-                            "use --all to reconsider")
+                self._leave(ev, f"{self.before} and nothing new about it since; use --all to reconsider")
         groups = self._cluster(pool, new)
         targets: list[Target] = []
         by_bullet: dict[str, int] = {}
@@ -467,11 +473,11 @@ class _Selector:
 
 
 def select(tl: Timeline, doc: MemoryDoc, settings: Settings, *, at: datetime, since: datetime | None,
-           recalls: dict[str, Access], considered: frozenset[str] | None = None) -> Selection:
+           recalls: dict[str, Access], considered: frozenset[str] | None = None, by_option: bool = False) -> Selection:
     """Decide, for every log entry, whether and how it goes into MEMORY.md. An entry dated at or
     before `since` is new only if something new happened to it, it is not in `considered` (when
     given: the entries the last curation looked at), or it corrects a bullet that does not say it."""
-    selector = _Selector(tl, doc, settings, at, since, recalls, considered)
+    selector = _Selector(tl, doc, settings, at, since, recalls, considered, by_option)
     selection = selector.run()
     for key, (_, other, why) in selector.kept_apart.items():
         decision = selection.decisions.get(key[2:])

@@ -71,6 +71,7 @@ class Meta:
 
     def add(self, key: str, value: str, line: int) -> None:
         key = key.lower()
+        before = self.raw.get(key)
         # `Reviewed:` repeats (one line per review): its raw value keeps every line, in file order
         # (a value is one line, so the newline cannot be part of one); `spaced.entry_schedule` reads them.
         self.raw[key] = f"{self.raw[key]}\n{value}" if key == "reviewed" and key in self.raw else value
@@ -84,7 +85,11 @@ class Meta:
         if not value:
             self._bad(line, f"{key.capitalize()}: has no value", "MV205")
             return
-        if key in self.values and key not in REPEATABLE:
+        if key == "supersedes" and key in self.values and not _same(before or "", value):
+            # The last one winning would silently make the first one's target live again.
+            self._bad(line, f"Supersedes: given twice naming different entries ({before!r}, then {value!r}); "
+                      "an entry supersedes one entry: keep one line, or write the second as its own entry", "MV212")
+        elif key in self.values and key not in REPEATABLE:
             self._bad(line, f"{key.capitalize()}: given twice in one entry; the last one wins", "MV206", "warning")
         parsed = self._convert(key, value, line)
         if parsed is not None:
@@ -119,3 +124,9 @@ class Meta:
 
     def _bad(self, line: int, message: str, code: str, severity: str = "error") -> None:
         self.problems.append(Problem(self.path, line, message, severity, code))  # type: ignore[arg-type]
+
+
+def _same(first: str, second: str) -> bool:
+    """Whether two reference values are written alike (spacing aside): two lines written alike
+    name one entry; written differently they may name two (an error, MV212)."""
+    return first.split() == second.split()

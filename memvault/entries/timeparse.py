@@ -50,6 +50,23 @@ def in_range(value: datetime, tz: tzinfo) -> bool:
     return True
 
 
+def clock_gap(value: datetime) -> tuple[datetime, datetime] | None:
+    """When `value`'s wall time does not exist in its zone (the clocks skip it: 02:30 on a
+    spring-forward night), the skipped span as naive wall times (its first, and the first after
+    it: 02:00, 03:00); else None. A wall time that happens twice is no gap (its first occurrence
+    counts, as a heading without an offset reads)."""
+    tz = value.tzinfo
+    if tz is None or value.astimezone(UTC).astimezone(tz).replace(tzinfo=None) == value.replace(tzinfo=None):
+        return None
+    lo, hi = sorted((value.replace(fold=0).astimezone(UTC), value.replace(fold=1).astimezone(UTC)))
+    after = hi.astimezone(tz).utcoffset() or timedelta()
+    while hi - lo > timedelta(seconds=1):  # the change lies between the two readings of the time
+        mid = lo + (hi - lo) / 2
+        lo, hi = (lo, mid) if mid.astimezone(tz).utcoffset() == after else (mid, hi)
+    before = lo.astimezone(tz).utcoffset() or timedelta()
+    return (hi + before).replace(tzinfo=None, microsecond=0), (hi + after).replace(tzinfo=None, microsecond=0)
+
+
 def day_in_range(day: date) -> bool:
     return EARLIEST.date() <= day <= LATEST.date()
 

@@ -10,14 +10,20 @@ from memvault.entries.render import iso
 from memvault.history.gitrepo import Commit, GitRepo
 from memvault.history.snapshot import SnapshotLoader, entry_text
 
+DATED_ID_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}(?:-\d+)?$")  # a day's log's own id
 
-def revisions(repo: GitRepo, loader: SnapshotLoader, event_id: str, file: str, tz: tzinfo) -> list[dict[str, Any]]:
+
+def revisions(repo: GitRepo, loader: SnapshotLoader, event_id: str, file: str, tz: tzinfo,
+              *, explicit: bool = False) -> list[dict[str, Any]]:
     """Commits (first parent, oldest first) where the entry's text changed, plus the
-    working tree when it differs from the last commit."""
+    working tree when it differs from the last commit. An entry with an `Id:` line (`explicit`)
+    is followed into any file that ever held its id (moved to another day's log, to a topic
+    file); one whose id comes from its day and time is another entry in another day's log."""
     state: dict[str, str] = {}
     out: list[dict[str, Any]] = []
     previous: tuple[str, str, int] | None = None  # (file, text, line)
-    for commit, touched in repo.file_log(_pathspecs(file)):
+    specs = _pathspecs(file) + ([f for f in held_id(repo, event_id) if f != file] if explicit else [])
+    for commit, touched in repo.file_log(specs):
         for path, blob in touched.items():
             if blob is None:
                 state.pop(path, None)
@@ -78,9 +84,14 @@ def change_kind(before: tuple[str, str, int] | None, after: tuple[str, str, int]
 
 def files_for_id(repo: GitRepo, event_id: str) -> list[str]:
     """Where a deleted entry may have lived: its date's log, else files whose text had the id."""
-    m = re.match(r"^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}(?:-\d+)?$", event_id)
+    m = DATED_ID_RE.match(event_id)
     if m:
         return [f"memory/{m[1]}.md"]
+    return held_id(repo, event_id)
+
+
+def held_id(repo: GitRepo, event_id: str) -> list[str]:
+    """The vault's files whose text ever held `event_id` (git's pickaxe), most recent first."""
     out = repo.run("log", "--first-parent", "-m", "--format=", "--name-only", f"-S{event_id}", "HEAD", "--",
                    *repo.selection.pathspecs, check=False)
     names = [repo._relative(n) for n in out.split("\n") if n.strip()]

@@ -19,14 +19,15 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Final
 
+from memvault.entries.lookup import Found, place
 from memvault.entries.model import Event
 from memvault.entries.render import iso
 from memvault.entries.spans import SpanIndex
-from memvault.errors import GitError, InputError, NotFoundError
+from memvault.errors import Ambiguous, GitError, InputError, NotFoundError
 from memvault.gcpause import no_gc
 from memvault.history.compare import compare, diff_states, edited_item, revived
 from memvault.history.gitrepo import PACK_LOOSE_DEFAULT, Commit, GitRepo
-from memvault.history.revisions import files_for_id, revisions
+from memvault.history.revisions import DATED_ID_RE, files_for_id, revisions
 from memvault.history.snapshot import Snapshot, SnapshotLoader
 from memvault.history.timepoint import REVISION_RE, TimePoint
 
@@ -340,6 +341,8 @@ class History:
                 f"{self.vault.root} is not a git repository: edited and deleted entries need git history")
             return out
         old = self.snapshot_at(p1)
+        if old is not None:  # dated in the window but already recorded before it (planned, --future): not new
+            out["new"] = [d for d in out["new"] if d["id"] not in old.timeline.by_id]
         newer = self.snapshot_at(p2) if p2 is not None else self.loader.worktree(self.vault.files, tl)
         out["from_commit"] = old.commit.sha if old and old.commit else None
         out["to_commit"] = newer.commit.sha if newer and newer.commit else None
@@ -367,17 +370,17 @@ class History:
         """The supersession chain `event_id` belongs to (oldest first) and, from git, the
         commits that changed each entry's text."""
         tl = self.vault.timeline
-        try:
-            event = self.vault.get(event_id)
-        except NotFoundError:
-            return self._history_of_gone(event_id)
+        found = self._locate(event_id)
+        if isinstance(found, dict):
+            return found
+        event = found.event
         chain = tl.chain(event.id)
         repo = self.repo
         links = []
         for ev in chain:
             item = tl.to_dict(ev)
             item["superseded_by_all"] = list(tl.superseded_by.get(ev.id, ()))
-            item["commits"] = self.revisions(ev.id, ev.file) if repo is not None else []
+            item["commits"] = self.revisions(ev.id, ev.file, explicit=ev.explicit_id) if repo is not None else []
             links.append(item)
         own = next(item for item in links if item["id"] == event.id)
         out: dict[str, Any] = {
@@ -387,6 +390,7 @@ class History:
             "chain": links,
             "commits": own["commits"],
             "warnings": [],
+            "found_by": found.to_dict(event_id),
         }
         if repo is None:
             out["warnings"].append(f"{self.vault.root} is not a git repository: no commit history")
@@ -394,10 +398,31 @@ class History:
             out["warnings"].append("shallow clone: commits before its first one are not shown")
         return out
 
-    def revisions(self, event_id: str, file: str) -> list[dict[str, Any]]:
+    def _locate(self, spec: str) -> Found | dict[str, Any]:
+        """The entry `spec` names as `show` reads it (an id, its start, a printed place,
+        a reference: `memvault.entries.lookup`), else the history of a deleted entry with that
+        id. A deleted entry's own id comes before an entry standing in for it (a bullet citing
+        it, a description its words match)."""
+        try:
+            found = self.vault.locate(spec)
+        except Ambiguous:
+            raise
+        except NotFoundError:
+            if place(spec) is not None:  # a place names lines of today's files, not an old id
+                raise
+            return self._history_of_gone(spec)
+        if found.how in ("cited source", "description") and self.repo is not None:
+            try:
+                return self._history_of_gone(spec)
+            except NotFoundError:
+                pass
+        return found
+
+    def revisions(self, event_id: str, file: str, *, explicit: bool = False) -> list[dict[str, Any]]:
         """Commits (first parent, oldest first) where the entry's text changed, plus the
-        working tree when it differs from the last commit."""
-        return revisions(self.require_repo(), self.loader, event_id, file, self.config.tz)
+        working tree when it differs from the last commit; an `explicit` id (an `Id:` line) is
+        followed across files."""
+        return revisions(self.require_repo(), self.loader, event_id, file, self.config.tz, explicit=explicit)
 
     def _history_of_gone(self, event_id: str) -> dict[str, Any]:
         """An id no current entry has: look for it in git history (a deleted entry)."""
@@ -406,7 +431,7 @@ class History:
             raise NotFoundError(f"no entry with id {event_id!r} (and no git history to look in)")
         commits: list[dict[str, Any]] = []
         for path in files_for_id(repo, event_id):
-            commits = self.revisions(event_id, path)
+            commits = self.revisions(event_id, path, explicit=DATED_ID_RE.match(event_id) is None)
             if commits:
                 break
         if not commits:

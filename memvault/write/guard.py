@@ -16,11 +16,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from memvault.entries.daily import META_RE
 from memvault.entries.markdown import H2_RE
-from memvault.entries.timeparse import FUTURE_SLACK
+from memvault.entries.timeparse import FUTURE_SLACK, clock_gap
 from memvault.errors import InputError
 from memvault.textsafety import clean_invisible, first_disallowed, invisible_in, reader_lines
 
@@ -141,6 +141,26 @@ def check_entry_times(when: datetime, now: datetime, zone: str, *, expires: date
         raise InputError(f"--expires {expires.astimezone(when.tzinfo):%Y-%m-%d %H:%M} is not after the entry's time "
                          f"{when:%Y-%m-%d %H:%M} ({zone}): the entry would never be live (check: MV208); "
                          "give a later --expires")
+
+
+def check_wall_clock(at: datetime, zone: str) -> None:
+    """Refuse a wall time the clocks skip in the vault's zone (02:30 on a spring-forward night):
+    a heading carries no offset, so it would be written as another time (03:30) without a word."""
+    gap = clock_gap(at)
+    if gap is not None:
+        first, after = gap
+        later = f" on {after:%Y-%m-%d}" if after.date() != first.date() else ""
+        raise InputError(f"{at:%Y-%m-%d %H:%M} does not exist in {zone}: the clocks went from {first:%H:%M} "
+                         f"straight to {after:%H:%M}{later} (a daylight-saving change); give a time before "
+                         f"{first:%H:%M} or from {after:%H:%M} on, or one with its UTC offset "
+                         f"({at:%Y-%m-%dT%H:%M}{_offset(at)})")
+
+
+def _offset(at: datetime) -> str:
+    """The offset the zone had just before the gap (the one a clock not yet changed shows)."""
+    delta = at.replace(fold=0).utcoffset() or timedelta()
+    sign, minutes = ("-" if delta < timedelta() else "+"), abs(int(delta.total_seconds())) // 60
+    return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
 
 
 def check_written(text: str, *, where: str) -> None:

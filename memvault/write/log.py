@@ -22,6 +22,7 @@ from memvault.write.guard import (
     check_entry_options,
     check_entry_text,
     check_entry_times,
+    check_wall_clock,
     check_written,
 )
 
@@ -134,9 +135,9 @@ def log_entry(
                         entry_id=entry_id)
     if entry_id is not None:
         _check_id(vault, entry_id)
-    # Through UTC: astimezone() to the zone a time already carries returns it unchanged, so a wall
-    # time the clock skips (02:30 on a spring-forward day) would be written as a heading that
-    # does not exist; this names the instant it stands for (03:30).
+    if at is not None:  # 02:30 on a spring-forward night: refused, not silently written as 03:30
+        check_wall_clock(at, vault.config.timezone)
+    # Through UTC: an instant given with another offset is written in the vault's zone.
     now = vault.now()
     when = (at or now).astimezone(UTC).astimezone(vault.config.tz).replace(microsecond=0)
     check_entry_times(when, now, vault.config.timezone, expires=expires, future=future)
