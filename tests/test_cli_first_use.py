@@ -331,3 +331,47 @@ def test_check_fix_says_a_non_utf8_file_is_why_it_left_problems(runner, vault_di
     assert left and all("not UTF-8 at line 4" in d["why"] and "never rewrites" in d["why"] for d in left), report
     text = runner.invoke(cli, ["check", "--fix"]).output
     assert "could not be repaired without changing content" not in text and "not UTF-8 at line 4" in text
+
+
+# ---------------------------------------------------------------------------- status after a refused commit
+
+TOKEN = "ghp_" + "Zk3Qp9Lm2Xv8Rt5Yw7Nb4Hc6Jd1Fg0Sa2Ty3Ui"
+
+
+def test_status_shows_a_refused_watcher_commit_as_past_and_drops_it_once_committed(runner, tmp_path):
+    import signal
+
+    from memvault.watch.state import read_record
+    from tests.helpers_check import git
+    from tests.helpers_watch import WatchProcess, wait_for
+
+    root = tmp_path / "Gedächtnis"
+    assert runner.invoke(cli, ["init", str(root), "--timezone", "Europe/Berlin"]).exit_code == 0  # the real hook
+    day = root / "memory" / "2026-02-21.md"
+    w = WatchProcess(root, "--commit", "--quiet-period", "0.2")
+    try:
+        w.read_until("ready")
+        day.write_text(f"# 2026-02-21\n\n## 09:15 - Observation\nDeploy mit {TOKEN} gemacht\n")
+        wait_for(lambda: "unstaged" in ((read_record(root) or {}).get("commit") or {}), what="refusal recorded",
+                 timeout=30)
+        running = runner.invoke(cli, ["--vault", str(root), "status"]).output
+        assert running.count("looks like a GitHub token") == 1, running  # the hook's message once
+        assert "the watcher commits after the next change" in running
+        w.proc.send_signal(signal.SIGTERM)
+        assert w.finish()[0] == 0
+    finally:
+        if w.proc.poll() is None:
+            w.proc.kill()
+    at = read_record(root)["commit"]["at"]
+    stopped = runner.invoke(cli, ["--vault", str(root), "status"]).output
+    assert f"last commit failed ({at}, " in stopped and "by a watcher no longer running" in stopped, stopped
+    assert "the watcher commits" not in stopped and stopped.count("looks like a GitHub token") == 1
+    assert "not committed, unstaged again: memory/2026-02-21.md" in stopped
+
+    day.write_text("# 2026-02-21\n\n## 09:15 - Observation\nDeploy gemacht (Token im Tresor)\n")
+    git(root, "add", "memory/2026-02-21.md")
+    git(root, "commit", "-q", "-m", "Deploy ohne Token")
+    done = runner.invoke(cli, ["--vault", str(root), "status"])
+    assert "commit failed" not in done.output and "not committed" not in done.output, done.output
+    failure = json.loads(runner.invoke(cli, ["--vault", str(root), "status", "--json"]).stdout)["watcher"]["commit_failure"]
+    assert failure["resolved"] is True and failure["uncommitted"] == [] and failure["at"] == at
