@@ -301,7 +301,7 @@ def _fix_file(vault: ParsedVault, rel: str, full: Path, referenced: frozenset[st
         done[:] = codes
         return encode(src, text) if codes else None
 
-    with locked(vault.lock_path, what=rel):
+    with locked(vault.lock_path, what=rel, file=rel):
         try:
             written = rewrite(full, repair, attempts=5, what=rel)
         except WriteConflict as exc:

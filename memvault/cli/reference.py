@@ -35,7 +35,9 @@ the command's usage line).
 With `--json`, an error is printed on stderr as one line,
 `{"error": {"code": "not_found", "message": "...", "file": null, "line": null}}`, with the
 same exit status as without it; `file` and `line` name the place the error is about when there
-is one (a line of `memvault.toml`, of a daily log). The codes are stable:
+is one: the line of the key in `memvault.toml` (null when the key is not on a line of its own
+and its table has no header), a line of a daily log, the file a refused secret or a locked write
+was for (`line` null: the entry had no line yet). The codes are stable:
 """
 
 
