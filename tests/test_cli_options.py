@@ -170,6 +170,10 @@ def failing(vault: Path) -> list[tuple[list[str], str, int]]:
         (["init", str(vault)], "refused", 1),
         (["adopt", str(vault)], "refused", 1),
         (["watch", "--debounce", "nan"], "usage", 2),
+        (["list", "--since", "2026-02-21", "--until", "2026-02-14"], "usage", 2),
+        (["changes", "--since", "2026-02-21", "--until", "2026-02-14"], "usage", 2),
+        (["show", ""], "usage", 2),
+        (["list", "--vault", "--all"], "usage", 2),
     ]
     return cases
 
