@@ -67,7 +67,8 @@ class ConfigError(MemvaultError):
 
 
 class LockTimeout(MemvaultError):
-    """Another memvault process holds the lock for longer than we are willing to wait."""
+    """Another process holds a lock memvault needs for longer than it waits ([index] lock_timeout for
+    the search index): the message names the pid only while that process holds the lock."""
 
     code = "locked"
 

@@ -366,22 +366,27 @@ def encode_like(raw: bytes, old: str, new: str) -> bytes:
 
 
 @contextlib.contextmanager
-def locked(lock_path: Path, *, timeout: float = 10.0, what: str = "the vault") -> Iterator[None]:
-    """Hold an exclusive lock on `lock_path`; wait up to `timeout` seconds, then fail clearly."""
+def locked(lock_path: Path, *, timeout: float = 10.0, what: str = "the vault",
+           file: str | None = None, setting: str = "") -> Iterator[None]:
+    """Hold an exclusive lock on `lock_path`; wait up to `timeout` seconds, then fail clearly
+    (a LockTimeout naming `file`, the vault file the write was for, when given, and the
+    `setting` that sets the wait)."""
     lock_path = Path(lock_path)
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    held = False
     try:
         if not flock_by(fd, time.monotonic() + timeout):
-            raise LockTimeout(
-                f"another memvault process{_read_holder(fd)} is writing {what}; "
-                f"gave up after {timeout:g}s (lock: {lock_path})"
-            )
+            raise LockTimeout(f"{lock_holder(fd)} holds the lock for {what}; gave up after {timeout:g}s"
+                              f"{f' ({setting})' if setting else ''} (lock: {lock_path})", file=file)
+        held = True
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         yield
     finally:
         with contextlib.suppress(OSError):
+            if held:  # the pid names the holder only while it holds the lock
+                os.ftruncate(fd, 0)
             fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
 
@@ -407,12 +412,46 @@ def flock_by(fd: int, deadline: float, *, optional: bool = False) -> bool:
             delay = min(delay * 2, 0.1)
 
 
-def _read_holder(fd: int) -> str:
+def lock_holder(fd: int) -> str:
+    """Who holds the flock on `fd`'s file, as a lock error says it: "another process (pid N)"
+    only for a pid that holds it now, else "another process". The file keeps the pid memvault
+    wrote when it took the lock (cleared on release, but not by a killed process), and a process
+    that is not memvault writes none, so the pid written is trusted only when /proc/locks shows it
+    holding the lock; where /proc/locks cannot be read, only while that pid is alive."""
     try:
-        pid = os.pread(fd, 32, 0).decode().strip()
+        written = int(os.pread(fd, 32, 0).decode().strip() or 0)
+    except (OSError, ValueError):
+        written = 0
+    holders = flock_holders(os.fstat(fd))
+    if holders is None:
+        pid = written if written > 0 and _alive(written) else 0
+    else:
+        pid = written if written in holders else min(holders, default=0)
+    return f"another process (pid {pid})" if pid else "another process"
+
+
+def flock_holders(st: os.stat_result) -> set[int] | None:
+    """The pids /proc/locks shows holding a flock on the file `st` describes (none of them 0:
+    a holder in another pid namespace), or None where /proc/locks cannot be read."""
+    want = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as f:
+            rows = [line.split() for line in f]
     except OSError:
-        return ""
-    return f" (pid {pid})" if pid.isdigit() else ""
+        return None
+    # `1: FLOCK  ADVISORY  WRITE 4120 08:01:1234 0 EOF`; a waiter's row has `->` after the number
+    return {int(r[4]) for r in rows if len(r) > 5 and r[1] == "FLOCK" and r[5] == want and r[4].isdigit()
+            and int(r[4]) > 0}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, owned by someone else
+        return True
+    return True
 
 
 def read_text(path: Path) -> tuple[str, list[tuple[int, str]]]:

@@ -327,9 +327,11 @@ class ParsedVault:
         tags: tuple[str, ...] = (),
         include_all: bool = False,
         at: datetime | None = None,
+        limit: int | None = None,
     ) -> list[Event]:
         """Entries filtered by type, time window and tag; live ones (as of `at`, default now)
-        unless `include_all`. An unknown type is an `InputError` (`check_types`)."""
+        unless `include_all`; the newest `limit` of them, when given (still oldest first). An
+        unknown type is an `InputError` (`check_types`)."""
         self.check_types(types)
         when = at or self.now()
         tl = self.timeline
@@ -348,7 +350,7 @@ class ParsedVault:
             if not include_all and tl.status(ev, when) != "live":
                 continue
             out.append(ev)
-        return out
+        return out[-limit:] if limit else out
 
     def as_dict(self, event: Event, at: datetime | None = None) -> dict[str, Any]:
         """The entry's JSON shape as of `at` (default now: a future-dated entry is `future`)."""

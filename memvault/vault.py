@@ -47,10 +47,15 @@ class Vault(ParsedVault):
     def as_of(self, at: When, query: str | None = None, *, recorded: bool = False, limit: int | None = None) -> list[dict[str, Any]]:
         return self.past.as_of(at, query, recorded=recorded, limit=limit)
 
-    def changes(self, since: When, until: When | None = None) -> dict[str, Any]:
-        return self.past.changes(since, until)
+    def changes(self, since: When, until: When | None = None, *, limit: int | None = None) -> dict[str, Any]:
+        from memvault.history.timetravel import cut_changes
+
+        return cut_changes(self.past.changes(since, until), limit)
 
     def history(self, event_id: str) -> dict[str, Any]:
+        from memvault.entries.lookup import require_spec
+
+        require_spec(event_id)
         return self.past.history(event_id)
 
     def diff(self, first: When, second: When) -> dict[str, Any]:

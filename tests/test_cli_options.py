@@ -19,6 +19,8 @@ from tests.conftest import plain_vault
 
 NO_VAULT = {"init", "adopt", "demo"}  # they take a DIRECTORY, not --vault
 NO_JSON = {"init", "demo"}
+LIMITED = {"search", "asof", "list", "changes"}  # the commands that print a list of entries take -n/--limit
+WINDOWED = {"list", "search", "changes", "curate"}  # --since/--until, one check for a reversed window
 
 # The least each command needs to get as far as opening its vault; a new command must be added.
 ARGS: dict[str, list[str]] = {
@@ -67,8 +69,8 @@ def test_every_command_takes_the_shared_options_where_they_apply(runner, name: s
 
 def test_the_limits_and_windows_are_where_the_docs_say(runner):
     commands = dict(walk())
-    assert {n for n, c in commands.items() if "--limit" in options(c)} == {"search", "asof"}
-    assert {n for n, c in commands.items() if "--since" in options(c)} == {"list", "search", "changes", "curate"}
+    assert {n for n, c in commands.items() if "--limit" in options(c)} == LIMITED
+    assert {n for n, c in commands.items() if "--since" in options(c)} == WINDOWED
 
 
 @pytest.mark.parametrize("name", sorted(set(ARGS) - NO_VAULT))
@@ -168,6 +170,10 @@ def failing(vault: Path) -> list[tuple[list[str], str, int]]:
         (["init", str(vault)], "refused", 1),
         (["adopt", str(vault)], "refused", 1),
         (["watch", "--debounce", "nan"], "usage", 2),
+        (["list", "--since", "2026-02-21", "--until", "2026-02-14"], "usage", 2),
+        (["changes", "--since", "2026-02-21", "--until", "2026-02-14"], "usage", 2),
+        (["show", ""], "usage", 2),
+        (["list", "--vault", "--all"], "usage", 2),
     ]
     return cases
 

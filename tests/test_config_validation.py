@@ -45,7 +45,7 @@ def refused(runner, args: list[str]) -> str:
 def test_vault_that_is_not_a_table_is_one_clear_error_in_every_command(runner, vault_dir, args):
     write(vault_dir, "vault = 1\n")
     out = refused(runner, args)
-    assert f"{vault_dir / 'memvault.toml'}: [vault] must be a table, got 1" in out
+    assert f"{vault_dir / 'memvault.toml'}:1: [vault] must be a table, got 1" in out
 
 
 def test_an_unknown_decay_model_is_an_error_not_a_crash_in_list(runner, vault_dir):
@@ -66,7 +66,7 @@ CASES = [(table, key) for table, keys in SCHEMA.items() for key in keys]
 def test_every_setting_is_type_checked_with_its_key_and_what_it_must_be(runner, vault_dir, table, key):
     write(vault_dir, f"[{table}]\n{key} = {_wrong_value(table, key)}\n")
     out = refused(runner, ["list"])
-    assert f"memvault.toml: [{table}] {key} must be {SCHEMA[table][key].words}" in out
+    assert f"memvault.toml:2: [{table}] {key} must be {SCHEMA[table][key].words}" in out  # the key's line
 
 
 @pytest.mark.parametrize(("toml", "message"), [
@@ -122,7 +122,7 @@ def test_a_staged_config_is_checked_the_same_way(tmp_path):
 def test_config_error_is_raised_by_the_library_too(tmp_path):
     path = tmp_path / "memvault.toml"
     path.write_text("vault = 1\n")
-    with pytest.raises(ConfigError, match=r"memvault.toml: \[vault\] must be a table, got 1"):
+    with pytest.raises(ConfigError, match=r"memvault.toml:1: \[vault\] must be a table, got 1"):
         Config.load(path)
 
 

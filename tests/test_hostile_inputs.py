@@ -103,12 +103,15 @@ def test_bad_frontmatter_in_memory_md_is_reported_and_status_works(runner, vault
     assert check.exit_code == 1 and "MEMORY.md:2:1: MV101 error: frontmatter" in check.output
 
 
-def test_log_onto_a_day_with_bad_frontmatter_appends_and_keeps_it(runner, vault_dir):
+def test_log_onto_a_day_with_bad_frontmatter_is_refused_not_a_crash(runner, vault_dir):
+    # Once a ValueError; then appended, and the hook refused the next commit of the file (MV101)
+    # with the new entry in it: now refused before anything is written (issue 14).
     write_vault(vault_dir, {"memory/2026-02-22.md": bad_log("date: 2026-02-30")})
+    before = (vault_dir / "memory" / "2026-02-22.md").read_bytes()
     result = runner.invoke(cli, ["log", "--at", "2026-02-22 11:00", "Second thought"])
-    assert result.exit_code == 0, result.output
-    text = (vault_dir / "memory" / "2026-02-22.md").read_text()
-    assert text.startswith("---\ndate: 2026-02-30\n---\n") and text.rstrip().endswith("Second thought")
+    assert result.exit_code == 1 and not crashed(result), result.output
+    assert "memory/2026-02-22.md:2: frontmatter" in result.output and "MV101" in result.output
+    assert (vault_dir / "memory" / "2026-02-22.md").read_bytes() == before
 
 
 def test_the_hook_refuses_only_the_commit_of_the_bad_file(tmp_path: Path):

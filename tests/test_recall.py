@@ -52,7 +52,7 @@ def write_vault(root, toml: str = "") -> None:
 def search_ids(runner, *args: str) -> list[str]:
     result = runner.invoke(cli, ["search", "--json", *args])
     assert result.exit_code == 0, result.output
-    return [h["id"] for h in json.loads(result.output)]
+    return [h["id"] for h in json.loads(result.stdout)]  # stderr may hold a JSON notice
 
 
 # -- point 7: what counts as a recall ----------------------------------------------------------

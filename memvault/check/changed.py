@@ -30,7 +30,6 @@ from memvault.check.sourcefile import SourceFile
 from memvault.config.core import Config
 from memvault.entries.daily import META_RE
 from memvault.entries.model import Problem
-from memvault.errors import ConfigError
 from memvault.gitio import run_git
 
 HOOK_DEFAULTS = {"judge": "all"}
@@ -60,7 +59,7 @@ def judge_mode(config: Config) -> str:
     """`[hook] judge`: "all" (every staged line is judged) or "changed-lines"."""
     judge = config.section("hook", HOOK_DEFAULTS)["judge"]
     if judge not in JUDGES:  # the schema already says so on load; a staged config is checked too
-        raise ConfigError(f"[hook] judge must be one of {', '.join(JUDGES)}, got {judge!r}")
+        raise config.error("hook", "judge", f"[hook] judge must be one of {', '.join(JUDGES)}, got {judge!r}")
     return str(judge)
 
 

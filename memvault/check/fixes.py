@@ -251,9 +251,16 @@ def left_by_fix(vault: ParsedVault, problems: Sequence[Problem]) -> list[dict[st
     every other code once, with its count and why --fix does not touch it."""
     out: list[dict[str, object]] = []
     reasons: dict[str, dict[int, tuple[str | None, str]]] = {}
-    counts: Counter[str] = Counter(p.code for p in problems if p.code != "MV003")
+    # a file fix_source will not write back: its fixable problems are left for that reason, per file
+    unwritable = {p.path: p for p in problems if p.code in ("MV100", "MV102")}
+    blocked: Counter[tuple[str, str]] = Counter(
+        (p.path, p.code) for p in problems if p.path in unwritable and p.code in RULES and RULES[p.code].fixable)
+    for (path, code), n in sorted(blocked.items()):
+        out.append({"path": path, "line": unwritable[path].line, "code": code, "count": n,
+                    "why": _unwritable_why(unwritable[path])})
+    counts: Counter[str] = Counter(p.code for p in problems if p.code != "MV003" and (p.path, p.code) not in blocked)
     for p in problems:
-        if p.code == "MV003":
+        if p.code == "MV003" and (p.path, p.code) not in blocked:
             if p.path not in reasons:
                 reasons[p.path] = _attempts_on_disk(vault, p.path)
             why = reasons[p.path].get(p.line - 1, (None, "it is not in a dated daily log; --fix does not guess a day"))[1]
@@ -263,6 +270,13 @@ def left_by_fix(vault: ParsedVault, problems: Sequence[Problem]) -> list[dict[st
         out.append({"path": None, "line": None, "code": code, "count": n,
                     "why": "could not be repaired without changing content" if fixable else NOT_LAYOUT})
     return out
+
+
+def _unwritable_why(p: Problem) -> str:
+    if p.code == "MV102":
+        return (f"{p.path} has bytes that are not UTF-8 at line {p.line}; --fix never rewrites such a file "
+                "(writing it back would change those bytes): fix them by hand, then run --fix again")
+    return f"{p.path} could not be read ({p.message}); --fix leaves it alone"
 
 
 def _attempts_on_disk(vault: ParsedVault, rel: str) -> dict[int, tuple[str | None, str]]:
@@ -287,7 +301,7 @@ def _fix_file(vault: ParsedVault, rel: str, full: Path, referenced: frozenset[st
         done[:] = codes
         return encode(src, text) if codes else None
 
-    with locked(vault.lock_path, what=rel):
+    with locked(vault.lock_path, what=rel, file=rel):
         try:
             written = rewrite(full, repair, attempts=5, what=rel)
         except WriteConflict as exc:

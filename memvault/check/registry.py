@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 from memvault.config.core import Config
 from memvault.entries.model import Problem, Severity
-from memvault.errors import ConfigError
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,14 +87,12 @@ def disabled_codes(config: Config) -> frozenset[str]:
     """`[checks] disable = [...]` from memvault.toml; unknown codes are a config error."""
     raw = config.section("checks", CHECK_DEFAULTS).get("disable", [])
     if not isinstance(raw, list) or not all(isinstance(c, str) for c in raw):
-        raise ConfigError(f"{config.path or 'memvault.toml'}: [checks] disable must be a list of codes like \"MV014\"")
+        raise config.error("checks", "disable", "[checks] disable must be a list of codes like \"MV014\"")
     codes = {c.strip().upper() for c in raw}
     unknown = sorted(codes - RULES.keys())
     if unknown:
-        raise ConfigError(
-            f"{config.path or 'memvault.toml'}: [checks] disable names unknown code(s) {', '.join(unknown)}; "
-            "see `memvault check --list-rules`"
-        )
+        raise config.error("checks", "disable", f"[checks] disable names unknown code(s) {', '.join(unknown)}; "
+                           "see `memvault check --list-rules`")
     return frozenset(codes)
 
 

@@ -11,9 +11,9 @@ from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
 
-from memvault.config.core import CONFIG_NAME, Config, parse_toml
+from memvault.config.core import CONFIG_NAME, Config, decode_error, parse_toml
 from memvault.entries.model import Problem
-from memvault.errors import ConfigError, UnsafePath
+from memvault.errors import UnsafePath
 from memvault.filedates import FileDates
 from memvault.gitio import not_in_repository, read_batch, run_git
 from memvault.layout import (
@@ -209,5 +209,5 @@ def staged_config(index: GitIndex, base: Config) -> Config:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{CONFIG_NAME} (staged): {exc}") from None
-    return Config.from_dict(parse_toml(text, f"{CONFIG_NAME} (staged)"), Path(CONFIG_NAME))
+        raise decode_error(f"{CONFIG_NAME} (staged)", raw, exc) from None
+    return Config.from_dict(parse_toml(text, f"{CONFIG_NAME} (staged)"), Path(CONFIG_NAME), text=text)

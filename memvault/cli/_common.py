@@ -25,10 +25,27 @@ VAULT_KEY = "memvault.vault"  # ctx.meta: the --vault given after the subcommand
 JSON_FIRST = "memvault.json_first"  # ctx.meta: --json given before the subcommand
 
 
+def vault_value(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """--vault's value, refused when it looks like an option: `list --vault --json` took
+    `--json` as the vault's path (a directory named so is still `--vault ./--json`)."""
+    if value is not None and value.startswith("-") and \
+            ctx.get_parameter_source(param.name or "") == click.core.ParameterSource.COMMANDLINE:
+        raise click.BadParameter(f"needs a directory, got the option-like {value!r} (for a directory named "
+                                 f"so, write ./{value})", ctx, param)
+    return value
+
+
 def _remember_vault(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    value = vault_value(ctx, param, value)
     if value is not None:
         ctx.meta[VAULT_KEY] = value
     return value
+
+
+def JSON_GROUP_OPTION() -> click.Option:  # noqa: N802 (a fresh option per group, named like the constant it is)
+    """--json before a subcommand, on the top group and on sub-groups (`hook`): the same as after it."""
+    return click.Option(["--json"], is_flag=True, expose_value=False, callback=lambda ctx, _, on: _remember_json(ctx, on),
+                        help="Print JSON for programs: the same as --json after the subcommand.")
 
 
 class _SharedOptions:
@@ -48,6 +65,18 @@ class _SharedOptions:
             self.params.append(click.Option(
                 ["--vault"], type=click.Path(file_okay=False), expose_value=False, callback=_remember_vault,
                 help=VAULT_HELP))
+        if isinstance(self, click.Group) and not any("--json" in getattr(p, "opts", ()) for p in self.params):
+            self.params.append(JSON_GROUP_OPTION())  # `memvault hook --json status`, as `memvault --json list`
+
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)  # type: ignore[misc]  # a mixin: click.Command's
+        except click.UsageError as exc:
+            if exc.ctx is None:  # click's parser leaves it out of "Option '--vault' requires an argument"
+                exc.ctx = ctx    # and the usage line with it
+                setattr(exc, "cmd", ctx.command)  # noqa: B010 (Final in click's types, set in its __init__)
+            raise
 
 
 class MemvaultCommand(_SharedOptions, click.Command):
@@ -86,9 +115,8 @@ class MemvaultGroup(_SharedOptions, click.Group):
 
 
 @click.group(cls=MemvaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--vault", "vault_path", envvar="MEMVAULT_VAULT", type=click.Path(file_okay=False), help=VAULT_HELP)
-@click.option("--json", is_flag=True, expose_value=False, callback=lambda ctx, _, on: _remember_json(ctx, on),
-              help="Print JSON for programs: the same as --json after the subcommand.")
+@click.option("--vault", "vault_path", envvar="MEMVAULT_VAULT", type=click.Path(file_okay=False), help=VAULT_HELP,
+              callback=vault_value)
 @click.version_option(package_name="memvault")
 @click.pass_context
 def cli(ctx: click.Context, vault_path: str | None) -> None:
@@ -119,6 +147,11 @@ def count(min: int = 1) -> click.IntRange:
     """Every -n/--limit-like option: a bounded int, so that a huge one is a usage error naming the
     option rather than an OverflowError where it meets SQLite or C code."""
     return click.IntRange(min, MAX_COUNT)
+
+
+def limit_option(help: str = "At most this many entries.", default: int | None = None) -> Callable[[Any], Any]:
+    """-n/--limit, the one spelling of "at most this many" (search, asof, list, changes)."""
+    return click.option("--limit", "-n", type=count(), default=default, show_default=default is not None, help=help)
 
 
 class FiniteFloatRange(click.FloatRange):
@@ -214,6 +247,17 @@ def parse_when(vault, text: str | None, *, day_end: bool = False) -> datetime | 
     from memvault.entries.timeparse import parse_time
 
     return parse_time(text, vault.config.tz, day_end=day_end)
+
+
+def parse_window(vault, since: str | None, until: str | None,
+                 *, until_name: str = "--until") -> tuple[datetime | None, datetime | None]:
+    """--since and --until read in the vault's zone (a plain --until date is that day's end); a
+    window that ends before it starts is a usage error (timeparse.check_window, the one check)."""
+    from memvault.entries.timeparse import check_window
+
+    start, end = parse_when(vault, since), parse_when(vault, until, day_end=True)
+    check_window(start, end, since_text=since, until_text=until, until_name=until_name)
+    return start, end
 
 
 def short(text: str, width: int = 72) -> str:

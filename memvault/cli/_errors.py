@@ -69,10 +69,11 @@ def mapped_errors(ctx: click.Context) -> Iterator[None]:
 
 
 def wants_json(args: Sequence[str]) -> bool:
-    """Whether the command line asks for JSON: `--json` anywhere before a `--`. Read from the
+    """Whether the command line asks for JSON: `--json` (or a mistyped `--json=...`) anywhere before a `--`. Read from the
     raw arguments so that an error in parsing them is JSON too."""
     args = list(args)
-    return "--json" in (args[: args.index("--")] if "--" in args else args)
+    before = args[: args.index("--")] if "--" in args else args
+    return any(a == "--json" or a.startswith("--json=") for a in before)  # `--json=yes` is refused, as JSON
 
 
 def error_fields(exc: click.ClickException) -> dict[str, Any]:

@@ -15,8 +15,10 @@ from memvault.cli._common import (
     folded_sources,
     folded_tally,
     json_option,
+    limit_option,
     open_vault,
     parse_when,
+    parse_window,
     say,
     short,
     tally,
@@ -187,9 +189,10 @@ def _reconfirm_lines(d: dict) -> list[str]:
 @click.option("--until", type=TIME, help="Entries at or before this time.")
 @click.option("--tag", "tags", multiple=True, help="Only entries with this tag (repeatable).")
 @click.option("--all", "include_all", is_flag=True, help="Include superseded and expired entries.")
+@limit_option("At most this many entries: the newest N, still listed oldest first.")
 @json_option
 @click.pass_context
-def list_cmd(ctx, types, since, until, tags, include_all, as_json) -> None:
+def list_cmd(ctx, types, since, until, tags, include_all, limit, as_json) -> None:
     """List live entries, oldest first.
 
     A log entry that a curated bullet cites is shown once, as the bullet's sources;
@@ -199,10 +202,9 @@ def list_cmd(ctx, types, since, until, tags, include_all, as_json) -> None:
 
     vault = open_vault(ctx)
     now = vault.now()  # live as of now, like search and `asof now`: a future-dated entry is not yet
-    events = vault.entries(
-        types=types, since=parse_when(vault, since), until=parse_when(vault, until, day_end=True),
-        tags=tags, include_all=include_all, at=now,
-    )
+    start, end = parse_window(vault, since, until)
+    events = vault.entries(types=types, since=start, until=end, tags=tags, include_all=include_all, at=now,
+                           limit=limit)
     items = [vault.as_dict(e, now) for e in events]
     emit(items if as_json or include_all else fold_cited(items), as_json, _list_text)
 

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from memvault.cli._common import TIME, cli, emit, json_option, open_vault, parse_when, say, short
+from memvault.cli._common import TIME, cli, emit, json_option, open_vault, parse_window, say, short
 
 HELP_KEYS = "y = apply, n = skip, e = edit in $EDITOR, q = stop here (keep what was accepted), ? = help"
 
@@ -48,8 +48,8 @@ def curate(ctx, dry_run, yes, interactive, explain, with_cmd, at, since, everyth
                          "them all, --json for programs, or --interactive to answer from stdin")
     vault = open_vault(ctx)
     # "as of 2026-02-22" is the end of that day, like every other "as of" in memvault.
-    plan = plan_curation(vault, at=parse_when(vault, at, day_end=True), since=parse_when(vault, since),
-                         everything=everything)
+    start, end = parse_window(vault, since, at, until_name="--at/--until")
+    plan = plan_curation(vault, at=end, since=start, everything=everything)
     if with_cmd and explain is None:  # explaining the selection needs no rewording
         from memvault.curate.with_command import rewrite_with
 

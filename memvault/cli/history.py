@@ -9,9 +9,9 @@ import click
 from memvault.cli._common import (
     TIME_OR_REVISION,
     cli,
-    count,
     emit,
     json_option,
+    limit_option,
     open_vault,
     say,
     short,
@@ -29,7 +29,7 @@ T_HELP = f"T: {T_FORMS}. A plain date means the end of that day."
 @click.argument("when", metavar="T", type=TIME_OR_REVISION)
 @click.argument("query", nargs=-1)
 @click.option("--recorded", is_flag=True, help="What the vault's files held at T (git), not what its entries say.")
-@click.option("--limit", "-n", type=count(), help="At most this many entries (default with QUERY: 10).")
+@limit_option("At most this many entries (default with QUERY: 10).")
 @json_option
 @click.pass_context
 def asof(ctx, when: str, query: tuple[str, ...], recorded: bool, limit: int | None, as_json: bool) -> None:
@@ -49,12 +49,13 @@ def _asof_text(items: list[dict]) -> str:
               help=f"Changes after this time: {T_FORMS}. A plain date means its start.")
 @click.option("--until", "until", metavar="T2", type=TIME_OR_REVISION,
               help="Up to this time (same forms; a plain date means its end). Default: now and the working tree.")
+@limit_option("At most this many entries of each kind (new, superseded, edited, ...); the rest are counted.")
 @json_option
 @click.pass_context
-def changes(ctx, since: str, until: str | None, as_json: bool) -> None:
+def changes(ctx, since: str, until: str | None, limit: int | None, as_json: bool) -> None:
     """What changed since T: new entries, newly superseded ones, and (from git) edits, deletions
     and revived entries (live again: what superseded them was deleted or no longer supersedes them)."""
-    data = open_vault(ctx).changes(since, until)
+    data = open_vault(ctx).changes(since, until, limit=limit)
     emit(data, as_json, _changes_text)
     for warning in data.get("warnings", []) if not as_json else []:
         say(f"note: {warning}", err=True)
@@ -80,7 +81,8 @@ def _changes_text(data: dict) -> str:
         items = data.get(key) or []
         if not items:
             continue
-        out.append(f"{title} ({len(items)})")
+        more = (data.get("more") or {}).get(key, 0)  # what -n left out
+        out.append(f"{title} ({len(items)}{f' of {len(items) + more}' if more else ''})")
         out += ["  " + fmt(d) for d in items]
         out.append("")
     if len(out) == 2:

@@ -12,14 +12,18 @@ CONVENTIONS = """\
 - `--vault DIR` goes before the subcommand or anywhere after it, arguments included
   (`memvault search tea --vault ~/memory`); one after the subcommand wins over one before it,
   and both over `$MEMVAULT_VAULT`. `init`, `adopt` and `demo` take a DIRECTORY instead.
-- `--json` (every command but `init` and `demo`) goes before the subcommand or anywhere after
-  it. The result is JSON on stdout; an error is one line of JSON on stderr (below), and a notice
+- `--json` (every command but `init` and `demo`) goes before the subcommand (or a sub-group's:
+  `memvault hook --json status`) or anywhere after it. The result is JSON on stdout; an error is one line of JSON on stderr (below), and a notice
   memvault prints on its own (an index rebuilt, a stale lock removed) is a line
   `{"notice": {"message": ...}}`.
-- `-n/--limit N` wherever a command caps how many results it prints (`search`, `asof`).
+- `-n/--limit N` wherever a command prints a list of entries (`search`, `asof`, `list`: the
+  newest N; `changes`: N of each kind, the rest counted).
 - `--since T` / `--until T` wherever a command considers a window of time (`list`, `search`,
-  `changes`, `curate`, where `--until` is also spelled `--at`). A single point in time is an
-  argument (`asof T`, `diff T1 T2`) or `--at` (`log`).
+  `changes`, `curate`, where `--until` is also spelled `--at`); a window whose end is before its
+  start is a usage error naming both. A single point in time is an argument (`asof T`,
+  `diff T1 T2`) or `--at` (`log`).
+- A value for `--vault` that starts with `-` is refused as a usage error (`list --vault --json`
+  forgot the directory); write `./-dir` for a directory named so.
 
 ## Exit status and errors
 
@@ -31,7 +35,9 @@ the command's usage line).
 With `--json`, an error is printed on stderr as one line,
 `{"error": {"code": "not_found", "message": "...", "file": null, "line": null}}`, with the
 same exit status as without it; `file` and `line` name the place the error is about when there
-is one (a line of `memvault.toml`, of a daily log). The codes are stable:
+is one: the line of the key in `memvault.toml` (null when the key is not on a line of its own
+and its table has no header), a line of a daily log, the file a refused secret or a locked write
+was for (`line` null: the entry had no line yet). The codes are stable:
 """
 
 

@@ -13,15 +13,16 @@ from memvault.cli._common import (
     TIME,
     FiniteFloatRange,
     cli,
-    count,
     emit,
     folded_sources,
     is_tty,
     json_option,
+    limit_option,
     open_vault,
-    parse_when,
-    say,
+    parse_window,
 )
+from memvault.cli._errors import json_notice
+from memvault.textsafety import printable
 
 if TYPE_CHECKING:
     from click._termui_impl import ProgressBar  # what click.progressbar returns
@@ -32,7 +33,7 @@ MARK_RE = re.compile(r"\*\*(.+?)\*\*")
 
 @cli.command()
 @click.argument("query", nargs=-1, required=True)
-@click.option("--limit", "-n", default=10, show_default=True, type=count(), help="Number of hits.")
+@limit_option("Number of hits.", default=10)
 @click.option("--type", "types", multiple=True, help="Only this type (repeatable); also `type:X` in the query.")
 @click.option("--tag", "tags", multiple=True, help="Only entries with this tag (repeatable); also `tag:X`.")
 @click.option("--since", type=TIME, help="Entries at or after this time.")
@@ -59,17 +60,17 @@ def search(ctx, query, limit, types, tags, since, until, include_all, backend, r
     from memvault.search.textproc import common_words_only
 
     vault = open_vault(ctx)
+    start, end = parse_window(vault, since, until)
     hits = search_vault(
-        vault, " ".join(query), backend=backend, limit=limit, types=types, tags=tags,
-        since=parse_when(vault, since), until=parse_when(vault, until, day_end=True),
+        vault, " ".join(query), backend=backend, limit=limit, types=types, tags=tags, since=start, until=end,
         include_all=include_all, record_access=record,
     )
     items = [h.to_dict() for h in hits]
     emit(items if as_json or include_all else fold_cited(items), as_json, _hits_text,
          style=_bold_matches if is_tty() else None)
-    note = None if as_json else common_words_only(" ".join(query))
-    if note:  # `no matches` for `the of and` must not read as "nothing about that"
-        say(f"note: {note}", err=True)
+    note = common_words_only(" ".join(query))
+    if note:  # `no matches` for `the of and` must not read as "nothing about that"; a JSON line under --json
+        click.echo(json_notice(note) or printable(f"note: {note}"), err=True)
 
 
 def _bold_matches(out: str) -> str:

@@ -149,20 +149,80 @@ SCHEMA: dict[str, dict[str, Want]] = {
 }
 
 
-def validate(raw: dict[str, Any], where: str | os.PathLike[str]) -> None:
-    """Raise ConfigError for the first table, key or value of `raw` that SCHEMA does not allow."""
+def validate(raw: dict[str, Any], where: str | os.PathLike[str], text: str | None = None) -> None:
+    """Raise ConfigError for the first table, key or value of `raw` that SCHEMA does not allow
+    (naming the line of `text`, memvault.toml as read, where it is)."""
+    def error(table: str, key: str | None, message: str) -> ConfigError:
+        return setting_error(where, table, key, message, text=text)
+
     for name, table in raw.items():
         keys = SCHEMA.get(name)
         if keys is None:
-            raise ConfigError(f"{where}: unknown table [{name}]; known: {', '.join(f'[{t}]' for t in SCHEMA)}", file=str(where))
+            raise error(name, None, f"unknown table [{name}]; known: {', '.join(f'[{t}]' for t in SCHEMA)}")
         if not isinstance(table, dict):
-            raise ConfigError(f"{where}: [{name}] must be a table, got {_shown(table)}", file=str(where))
+            raise error(name, None, f"[{name}] must be a table, got {_shown(table)}")
         for key, value in table.items():
             want = keys.get(key)
             if want is None:
-                raise ConfigError(f"{where}: [{name}] has no setting {key!r}; known: {', '.join(keys)}", file=str(where))
+                raise error(name, key, f"[{name}] has no setting {key!r}; known: {', '.join(keys)}")
             if not want.ok(value):
-                raise ConfigError(f"{where}: [{name}] {key} must be {want.words}, got {_shown(value)}", file=str(where))
+                raise error(name, key, f"[{name}] {key} must be {want.words}, got {_shown(value)}")
+
+
+HEADER_RE = re.compile(r"^\s*\[(?!\[)\s*(?P<name>[^\[\]]+?)\s*\]\s*(?:#.*)?$")
+KEY_RE = re.compile(r"^\s*(?P<key>(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*'))*)\s*=")
+
+
+def _dotted(name: str) -> tuple[str, ...]:
+    return tuple(part.strip().strip("\"'") for part in name.split("."))
+
+
+def key_line(text: str, table: str, key: str | None = None) -> int | None:
+    """The 1-based line of `[table] key` in TOML `text` (tomllib keeps no positions): the line
+    that sets it (`key = ...` under `[table]`, `table.key = ...` at the top, `[table.key]`, or
+    the `table = {...}` inline table holding it); else the line of `[table]`'s header; else None.
+    Multi-line strings are not tracked: a line inside one that looks like `key =` could match,
+    which at worst points near the right place."""
+    want = (table, key) if key else (table,)
+    current: tuple[str, ...] = ()
+    header = None
+    for number, line in enumerate(text.splitlines(), 1):
+        m = HEADER_RE.match(line)
+        if m:
+            current = _dotted(m["name"])
+            if current == want:
+                return number
+            if current == (table,):
+                header = number
+            continue
+        m = KEY_RE.match(line)
+        full = current + _dotted(m["key"]) if m else ()
+        if full and (full[: len(want)] == want or want[: len(full)] == full):  # the key, or an inline table holding it
+            return number
+    return header
+
+
+def setting_error(where: str | os.PathLike[str] | None, table: str, key: str | None, message: str,
+                  *, text: str | None = None) -> ConfigError:
+    """A ConfigError about `[table] key`, naming memvault.toml's file and the key's line
+    (`file:line: message`, and in `file`/`line` for --json). `text` is the file as read; without
+    it the file is read again (an error path). A key whose line cannot be found names the file
+    alone (line None)."""
+    path = str(where or CONFIG_NAME)
+    if text is None and Path(path).is_absolute():  # never a memvault.toml relative to wherever we run
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeError):
+            text = None
+    line = key_line(text, table, key) if text else None
+    return ConfigError(f"{path}{f':{line}' if line else ''}: {message}", file=path, line=line)
+
+
+def decode_error(where: str, raw: bytes, exc: UnicodeDecodeError) -> ConfigError:
+    """memvault.toml with bytes that are not UTF-8: the line they are on."""
+    line = raw.count(b"\n", 0, exc.start) + 1
+    return ConfigError(f"{where}:{line}: not UTF-8 (byte {raw[exc.start]:#04x} at line {line}); memvault.toml "
+                       "must be UTF-8", file=where, line=line)
 
 
 def _shown(value: Any) -> str:
@@ -192,6 +252,11 @@ class Config:
     memory_sections: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
+    text: str | None = field(default=None, repr=False)  # the file as read: where a bad setting's line is
+
+    def error(self, table: str, key: str | None, message: str) -> ConfigError:
+        """A ConfigError about `[table] key` naming this file and the key's line (setting_error)."""
+        return setting_error(self.path, table, key, message, text=self.text)
 
     @property
     def tz(self) -> tzinfo:
@@ -206,33 +271,37 @@ class Config:
         merged = dict(defaults or {})
         value = self.raw.get(name, {})
         if not isinstance(value, dict):
-            raise ConfigError(f"{self.path or CONFIG_NAME}: [{name}] must be a table")
+            raise self.error(name, None, f"[{name}] must be a table")
         merged.update(value)
         return merged
 
     @classmethod
     def load(cls, path: Path) -> Config:
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            data = Path(path).read_bytes()
         except FileNotFoundError:
             return cls(timezone=local_zone_name(), path=Path(path))
+        try:
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ConfigError(f"{path}: {exc}") from None
-        return cls.from_dict(parse_toml(text, str(path)), Path(path))
+            raise decode_error(str(path), data, exc) from None
+        return cls.from_dict(parse_toml(text, str(path)), Path(path), text=text)
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any], path: Path | None = None) -> Config:
+    def from_dict(cls, raw: dict[str, Any], path: Path | None = None, *, text: str | None = None) -> Config:
         where = path or CONFIG_NAME
-        validate(raw, where)
+        validate(raw, where, text)
         vault = raw.get("vault", {})
         decay = raw.get("decay", {})
         tz = vault.get("timezone") or local_zone_name()
         if not valid_zone(tz):
-            raise ConfigError(f"{where}: [vault] timezone {tz!r} is not a known IANA zone")
+            raise setting_error(where, "vault", "timezone", f"[vault] timezone {tz!r} is not a known IANA zone",
+                                text=text)
         sections = raw.get("memory", {}).get("sections", {})
         if "note" in (t.strip().lower() for t in vault.get("extra_types", [])):
-            raise ConfigError(f"{where}: [vault] extra_types cannot hold \"note\": it is the type of freeform "
-                              "sections (docs/format.md, \"Notes\"); a typed entry needs another name")
+            raise setting_error(where, "vault", "extra_types", "[vault] extra_types cannot hold \"note\": it is the "
+                                "type of freeform sections (docs/format.md, \"Notes\"); a typed entry needs another "
+                                "name", text=text)
         return cls(
             timezone=tz,
             extra_types=tuple(t.strip() for t in vault.get("extra_types", [])),
@@ -241,4 +310,5 @@ class Config:
             memory_sections={str(k).strip().lower(): str(v).lower() for k, v in sections.items()},
             raw=raw,
             path=path,
+            text=text,
         )

@@ -63,30 +63,34 @@ class Settings:
     @classmethod
     def from_config(cls, config: Config) -> Settings:
         raw = config.section("curate", DEFAULTS)
-        where = f"{config.path or 'memvault.toml'}: [curate]"
+        where = "[curate]"
+
+        def error(key: str, message: str) -> ConfigError:
+            return config.error("curate", key, message)
 
         def num(key: str, lo: float, hi: float, integer: bool = False) -> Any:
             value = raw[key]
             ok = isinstance(value, int) if integer else isinstance(value, int | float)
             if isinstance(value, bool) or not ok or not lo <= value <= hi:
                 kind = "a whole number" if integer else "a number"
-                raise ConfigError(f"{where} {key} must be {kind} between {lo:g} and {hi:g}, got {value!r}")
+                raise error(key, f"{where} {key} must be {kind} between {lo:g} and {hi:g}, got {value!r}")
             return value
 
         def names(key: str) -> tuple[str, ...]:
             value = raw[key]
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise ConfigError(f"{where} {key} must be a list of strings, got {value!r}")
+                raise error(key, f"{where} {key} must be a list of strings, got {value!r}")
             return tuple(v.strip().lower().lstrip("#") for v in value if v.strip())
 
         sections = raw["sections"]
         if not isinstance(sections, dict) or not all(isinstance(v, str) and v.strip() for v in sections.values()):
-            raise ConfigError(f"{where}.sections must map '#tag', '~word' or a type to a section name")
+            raise error("sections", f"{where}.sections must map '#tag', '~word' or a type to a section name")
         for key in ("archive_file", "default_section"):
             if not isinstance(raw[key], str) or not raw[key].strip():
-                raise ConfigError(f"{where} {key} must be a non-empty string")
+                raise error(key, f"{where} {key} must be a non-empty string")
         if "/" in raw["archive_file"] or raw["archive_file"] == "MEMORY.md":
-            raise ConfigError(f"{where} archive_file must be a file name in the vault root, not {raw['archive_file']!r}")
+            raise error("archive_file",
+                        f"{where} archive_file must be a file name in the vault root, not {raw['archive_file']!r}")
         return cls(
             budget_chars=num("budget_chars", 0, 10**9, True), budget_lines=num("budget_lines", 0, 10**7, True),
             types=names("types"), min_confidence=float(num("min_confidence", 0, 1)),

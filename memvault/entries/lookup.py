@@ -19,9 +19,9 @@ from pathlib import PurePosixPath
 from memvault.entries.markdown import link_parts
 from memvault.entries.model import Event
 from memvault.entries.timeline import ID_SPACE_RE, LINK_RE, Timeline
-from memvault.errors import Ambiguous, NotFoundError
+from memvault.errors import Ambiguous, InputError, NotFoundError
 
-__all__ = ["Found", "at_place", "find_event", "lookup", "place"]
+__all__ = ["Found", "at_place", "find_event", "lookup", "place", "require_spec"]
 
 # `file#L12`, `file#L12-L14` (search's citation), `file:12`, `file:12:1:` (check's problems).
 PLACE_RE = re.compile(r"^(?P<file>[^\s#][^#]*?\.md)(?:#L(?P<a>[0-9]{1,9})(?:-L?(?P<b>[0-9]{1,9}))?|:(?P<line>[0-9]{1,9})(?::[0-9]{1,9})?:?)$")
@@ -79,6 +79,12 @@ def find_event(timeline: Timeline, spec: str, files: Collection[str], root: str 
     return lookup(timeline, spec, files, root).event
 
 
+def require_spec(spec: str) -> None:
+    """An empty (or blank) id is a command line to fix, as an empty search is: InputError."""
+    if not spec.strip():
+        raise InputError("no entry named: give an id, the start of one, or a place such as memory/2026-02-01.md:12")
+
+
 def lookup(timeline: Timeline, spec: str, files: Collection[str], root: str | None = None) -> Found:
     """The event `spec` names, and how: an id; a place in one of the vault's `files`
     (vault-relative, or absolute under `root`, or relative to `memory/`); the one id `spec`
@@ -86,6 +92,7 @@ def lookup(timeline: Timeline, spec: str, files: Collection[str], root: str | No
     name in the bullets that cite it); or a reference (`2026-02-21 16:00`,
     `[[2026-02-21#16:00]]`, a description). Else `NotFoundError`, naming the ids when several
     start with `spec` or several bullets cite it."""
+    require_spec(spec)
     by_id = timeline.by_id
     if spec in by_id:
         return Found(by_id[spec], "id")
@@ -167,4 +174,5 @@ def _at(timeline: Timeline, spec: str, file: str, first: int, last: int) -> Even
         return found
     mine = sorted((e for e in timeline.events if e.file == file), key=lambda e: abs(e.line - first))
     near = ", ".join(f"{e.id} (L{e.line}-L{e.end_line})" for e in mine[:3])
-    raise NotFoundError(f"nothing in {spec}: no entry or note covers that line" + (f"; nearest: {near}" if near else ""))
+    raise NotFoundError(f"nothing in {spec}: no entry or note covers that line" + (f"; nearest: {near}" if near else ""),
+                        file=file, line=first)

@@ -181,3 +181,19 @@ def _parse_iso(text: str, tz: tzinfo, day_end: bool) -> datetime | None:
     except ValueError:
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=tz)
+
+
+def check_window(since: datetime | None, until: datetime | None, *, since_text: str | None = None,
+                 until_text: str | None = None, until_name: str = "--until") -> None:
+    """Refuse a window whose end is before its start (InputError, a usage error): every command
+    with --since/--until calls this, so `--since 2026-11-28 --until 2026-11-26` is not a
+    silently empty answer. The message names both times as typed and as read."""
+    if since is None or until is None or until >= since:
+        return
+
+    def shown(text: str | None, at: datetime) -> str:
+        read = at.isoformat(timespec="minutes")
+        return f"{text!r} ({read})" if text and text != read else read
+
+    raise InputError(f"{until_name} {shown(until_text, until)} is before --since {shown(since_text, since)}: "
+                     "the window ends before it starts")

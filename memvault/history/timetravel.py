@@ -23,6 +23,7 @@ from memvault.entries.lookup import Found, place
 from memvault.entries.model import Event
 from memvault.entries.render import iso
 from memvault.entries.spans import SpanIndex
+from memvault.entries.timeparse import check_window
 from memvault.errors import Ambiguous, GitError, InputError, NotFoundError
 from memvault.gcpause import no_gc
 from memvault.history.compare import compare, diff_states, edited_item, revived
@@ -321,6 +322,8 @@ class History:
         p1 = self.point(since, day_end=False)  # like list --since: a plain date is its start
         p2 = self.point(until) if until is not None else None
         t1, t2 = p1.at, (p2.at if p2 else None)
+        check_window(t1.astimezone(self.config.tz), None if t2 is None else t2.astimezone(self.config.tz),
+                     since_text=p1.text, until_text=p2.text if p2 else None)
         tl = self.vault.timeline
         firsts = [e for e in tl.events if tl.by_id.get(e.id) is e]
         new = [e for e in firsts if e.timestamp is not None and e.timestamp > t1 and (t2 is None or e.timestamp <= t2)]
@@ -449,3 +452,17 @@ class History:
             "commits": commits,
             "warnings": ["this entry is not in the vault any more; the chain is as it was when last seen"],
         }
+
+
+CHANGE_KINDS = ("new", "superseded", "edited", "deleted", "revived", "backfilled")
+
+
+def cut_changes(data: dict[str, Any], limit: int | None) -> dict[str, Any]:
+    """`changes` with at most `limit` entries of each kind (`-n`); `more` counts, per kind, the
+    ones left out (absent when nothing was)."""
+    if limit is None:
+        return data
+    more = {k: len(data[k]) - limit for k in CHANGE_KINDS if len(data.get(k) or ()) > limit}
+    if not more:
+        return data
+    return {**data, **{k: data[k][:limit] for k in more}, "more": more}

@@ -91,7 +91,10 @@ class Weights:
 
         def number(key: str, value: Any, kind: type = float) -> Any:
             if isinstance(value, bool) or not isinstance(value, int | float):
-                raise ConfigError(f"{where}: [search] {key} = {value!r} is not a number")
+                message = f"[search] {key} = {value!r} is not a number"
+                if config is None:
+                    raise ConfigError(f"{where}: {message}")
+                raise config.error("search", key.split(".")[0], message)
             return kind(value)
 
         values = {k: number(k, raw[k]) for k in (
@@ -99,7 +102,8 @@ class Weights:
             "importance_default", "curated_importance", "superseded_factor", "k1", "b")}
         unknown = set(fw) - set(FIELDS)
         if unknown:
-            raise ConfigError(f"{where}: [search] field_weights has unknown fields {sorted(unknown)}; known: {', '.join(FIELDS)}")
+            message = f"[search] field_weights has unknown fields {sorted(unknown)}; known: {', '.join(FIELDS)}"
+            raise config.error("search", "field_weights", message) if config else ConfigError(f"{where}: {message}")
         return cls(**values, candidates=number("candidates", raw["candidates"], int),
                    score_limit=number("score_limit", raw["score_limit"], int),
                    field_weights=tuple(number(f"field_weights.{f}", fw[f]) for f in FIELDS))

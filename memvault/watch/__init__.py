@@ -13,10 +13,19 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memvault.errors import LockTimeout
-from memvault.watch.state import Health, WatcherRunning, classify, read_record, watcher_alive
+from memvault.watch.state import (
+    Health,
+    WatcherRunning,
+    _age,
+    _ago,
+    classify,
+    read_record,
+    watcher_alive,
+)
 
 if TYPE_CHECKING:
     from memvault.parsed import ParsedVault
@@ -96,37 +105,66 @@ def status_section(vault: ParsedVault) -> tuple[str, dict[str, Any], list[str]]:
     data = health.to_dict()
     if data["record"]:  # the index's section is the one account of files, entries and files held back
         data["record"] = {k: v for k, v in data["record"].items() if k not in INDEX_COUNTS}
-    return "watcher", data, health_lines(health)
+    failure = commit_failure(vault.root, health.record)
+    data["commit_failure"] = failure
+    return "watcher", data, health_lines(health, failure)
 
 
 # What the watcher's record repeats of the index; `memvault status` shows them once, in the index's section.
 INDEX_COUNTS = ("files_on_disk", "files_indexed", "events_indexed", "events_on_disk", "broken")
 
 
-def health_lines(health: Health) -> list[str]:
+def commit_failure(root: Path, record: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The watcher's last failed commit, if its last commit failed: when, why, the files it
+    unstaged again and which of them are still not committed (git asked now). `resolved` when
+    all of them were committed (or put back) since: `status` then says nothing about it."""
+    commit = (record or {}).get("commit") or {}
+    if not commit.get("error"):
+        return None
+    paths = [p.strip() for p in commit.get("unstaged", "").split(",") if p.strip()]
+    left: list[str] | None = None
+    if paths:
+        from memvault.watch.autocommit import still_uncommitted
+
+        left = still_uncommitted(root, paths)
+    return {"at": commit.get("at"), "error": commit["error"], "unstaged": paths, "uncommitted": left,
+            "resolved": bool(paths) and left == []}
+
+
+def health_lines(health: Health, failure: dict[str, Any] | None = None, now: datetime | None = None) -> list[str]:
     lines = [f"watcher: {health.message}"]
     rec = health.record or {}
-    if health.state not in ("running", "stale") or not rec:
-        return lines + _refused_commit(rec)  # a refusal outlives the watcher: its files are still uncommitted
+    running = health.state in ("running", "stale")
+    shown = failure_lines(failure, running=running, now=now or datetime.now(UTC))
+    if not running or not rec:
+        return lines + shown  # a refusal outlives the watcher while its files are still uncommitted
     lines.append(f"  started {rec.get('started')}; last event {rec.get('last_event') or 'none'}; "
                  f"last update {rec.get('last_update') or 'none'}")
     commit = rec.get("commit") or {}
     if commit.get("error"):
-        lines += _refused_commit(rec)
+        lines += shown
     elif commit.get("sha"):
         lines.append(f"  last commit {commit['sha'][:8]} {commit.get('message', '')}")
-    lines += [f"  error {e.get('at')}: {e.get('message')}" for e in (rec.get("errors") or [])[-3:]]
+    said = f"commit failed: {commit.get('error')}"  # the failure above, said once
+    lines += [f"  error {e.get('at')}: {e.get('message')}" for e in (rec.get("errors") or [])[-3:]
+              if e.get("message") != said]
     return lines
 
 
-def _refused_commit(rec: dict[str, Any]) -> list[str]:
-    commit = rec.get("commit") or {}
-    if not commit.get("error"):
+def failure_lines(failure: dict[str, Any] | None, *, running: bool, now: datetime) -> list[str]:
+    """A failed commit as `status` says it (pure): when (and how long ago) in the past tense,
+    nothing once its files were committed since, and what the watcher will do only while one runs."""
+    if not failure or failure["resolved"]:
         return []
-    lines = [f"  last commit failed ({commit.get('at')}): {commit['error']}"]
-    if commit.get("unstaged"):
-        lines.append(f"  not committed, unstaged again: {commit['unstaged']} (fix what the hook names; "
-                     "the watcher commits after the next change)")
+    seen = _age(failure.get("at"), now)
+    when = f"{failure.get('at')}" + (f", {_ago(seen)}" if seen is not None else "")
+    lines = [f"  last commit failed ({when}{'' if running else ', by a watcher no longer running'}): "
+             f"{failure['error']}"]
+    left = failure["uncommitted"] if failure["uncommitted"] is not None else failure["unstaged"]
+    if left:
+        then = ("the watcher commits after the next change" if running else
+                "then commit them, or start `memvault watch --commit` and change them")
+        lines.append(f"  not committed, unstaged again: {', '.join(left)} (fix what the hook names; {then})")
     return lines
 
 

@@ -156,6 +156,21 @@ def _git(root: Path, *args: str, check: bool = True) -> GitResult:
     return run_git(args, root, check=check)
 
 
+def still_uncommitted(root: Path, paths: list[str]) -> list[str] | None:
+    """Which of the vault-relative `paths` still differ from HEAD (staged, changed or new);
+    None when git cannot tell (no repository, no git)."""
+    try:
+        found = _git(root, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--", *paths,
+                     check=False)
+    except GitError:
+        return None
+    if not found.ok:
+        return None
+    top = {item[3:] for item in found.text.split("\0") if len(item) > 3}
+    prefix = repo_prefix(root)  # porcelain names paths from the repository's top
+    return [p for p in paths if prefix + p in top]
+
+
 def repo_prefix(root: Path) -> str:
     """The vault's folder inside its git repository ("" at the top); fails clearly when not in one."""
     found = _git(root, "rev-parse", "--show-prefix", check=False)

@@ -163,7 +163,7 @@ def _offset(at: datetime) -> str:
     return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
 
 
-def check_written(text: str, *, where: str) -> None:
+def check_written(text: str, *, where: str, file: str | None = None) -> None:
     """The last gate before `text` goes into a file: characters, then secrets.
 
     Every writer calls this on what it adds (`log` on the rendered entry, curate on the
@@ -176,7 +176,7 @@ def check_written(text: str, *, where: str) -> None:
         line = text.count("\n", 0, found[0]) + 1
         raise InputError(f"refusing to write {where}: line {line} of what would be written holds {found[1]}; "
                          "memvault writes no control characters but tab and newline")
-    refuse_secrets(text, where=where)
+    refuse_secrets(text, where=where, file=file)  # file: what a --json error names
 
 
 def added_lines(old: str, new: str) -> list[str]:

@@ -150,9 +150,9 @@ def log_entry(
         tags=tuple(t.lower().lstrip("#") for t in tags if t.strip()), source=source, scope=scope, expires=expires,
         supersedes=supersedes, reconfirms=tuple(reconfirms), explicit_id=entry_id is not None,
     )
-    check_written(render_entry(draft), where="the new entry")
     path = vault.log_path_for(when.date().isoformat())
     rel = path.relative_to(vault.root).as_posix()
+    check_written(render_entry(draft), where="the new entry", file=rel)
     writable(vault.root, rel)  # never through a link, never over a non-file (layout.py)
     path.parent.mkdir(parents=True, exist_ok=True)
     done: list[tuple[str, int]] = []
@@ -163,7 +163,7 @@ def log_entry(
         return data
 
     derived_db.clear_folder(vault.derived)  # a file there is derived state gone wrong
-    with locked(vault.lock_path, what=rel):
+    with locked(vault.lock_path, what=rel, file=rel):
         rewrite(path, add, attempts=WRITE_ATTEMPTS, what=rel)
     new_text, line = done[0]
     parsed = parse_log(new_text, rel, vault.config)
@@ -192,8 +192,25 @@ def with_entry(raw: bytes, event: Event, rel: str, vault: ParsedVault) -> tuple[
     if notes:
         raise Refused(f"{rel}:{notes[0][0]}: {notes[0][1]}; logging would rewrite those bytes, "
                       "so fix the file first (memvault check lists it)", file=rel, line=notes[0][0])
+    refuse_broken_frontmatter(old, rel)
     text, line = insert_entry(old, event, rel, vault)
     return encode_like(raw, old, text), text, line
+
+
+def refuse_broken_frontmatter(text: str, rel: str) -> None:
+    """Refuse to log into a file whose front matter does not parse (MV101): the entry would be
+    written, and then the pre-commit hook would refuse the file, the new entry with it."""
+    from memvault.entries.front_matter import read_frontmatter
+    from memvault.entries.model import Problem
+
+    problems: list[Problem] = []
+    read_frontmatter(text.split("\n"), rel, problems)
+    broken = [p for p in problems if p.code == "MV101"]
+    if broken:
+        p = broken[0]
+        raise Refused(f"{rel}:{p.line}: {p.message} (MV101); the hook would refuse to commit this file, so "
+                      "nothing was logged: fix the front matter first (memvault check lists it)",
+                      file=rel, line=p.line)
 
 
 def insert_entry(old: str, event: Event, rel: str, vault: ParsedVault) -> tuple[str, int]:

@@ -253,8 +253,10 @@ def find_secrets(text: str, *, first_line: int = 1, honour_allow: bool = True) -
     return [f for f in scan_secrets(text, first_line=first_line) if not (honour_allow and f.allowed)]
 
 
-def refuse_secrets(text: str, *, where: str) -> None:
-    """Raise SecretRefused when `text`, about to be written by memvault, holds what looks like a secret.
+def refuse_secrets(text: str, *, where: str, file: str | None = None) -> None:
+    """Raise SecretRefused when `text`, about to be written by memvault into `file` (vault-relative,
+    when known), holds what looks like a secret. The error's `line` stays None: the message gives
+    the line within what would be written, which has no line in the file yet.
 
     The allow mark is ignored here: it records a person's review of a line in a file, and
     text arriving through `log` or curate has had no such review.
@@ -265,5 +267,6 @@ def refuse_secrets(text: str, *, where: str) -> None:
         raise SecretRefused(
             f"refusing to write {where}: line {h.line}, column {h.col} of what would be written {h.message()}. "
             f"Store where the secret lives instead (\"in the team vault under atlas/prod\"). The "
-            f"'{ALLOW_MARK}' mark is not honoured here: it is for a person who reviewed a line in the file."
+            f"'{ALLOW_MARK}' mark is not honoured here: it is for a person who reviewed a line in the file.",
+            file=file,
         )

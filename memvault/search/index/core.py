@@ -25,7 +25,7 @@ from typing import Any
 
 from memvault import derived_db
 from memvault.entries.model import Event, Problem
-from memvault.errors import ConfigError, InputError
+from memvault.errors import InputError
 from memvault.fsio import locked
 from memvault.layout import is_file, problem_at
 from memvault.parsed import ParsedVault, parser_fingerprint
@@ -49,9 +49,8 @@ def resolve_backend(vault: ParsedVault, backend: str | None) -> str:
     if name not in BACKENDS:
         if backend:  # typed on the command line: a usage error, not a bad memvault.toml
             raise InputError(f"--backend: unknown index backend {name!r}; choose one of: {', '.join(BACKENDS)}")
-        where = f"[index] backend in {vault.config.path or 'memvault.toml'}"
-        raise ConfigError(f"{where}: unknown index backend {name!r}; choose one of: {', '.join(BACKENDS)}",
-                          file=str(vault.config.path or "memvault.toml"))
+        raise vault.config.error("index", "backend",
+                                 f"[index] backend: unknown index backend {name!r}; choose one of: {', '.join(BACKENDS)}")
     return name
 
 
@@ -148,7 +147,8 @@ class Index:
     @contextlib.contextmanager
     def _writer(self) -> Iterator[None]:
         timeout = float(self.settings.get("lock_timeout", 30.0))
-        with locked(self.lock_path, timeout=timeout, what="the search index"):
+        with locked(self.lock_path, timeout=timeout, what="the search index",
+                    setting="[index] lock_timeout in memvault.toml sets the wait"):
             yield
 
     def update(self, paths: Iterable[str] | None = None, *, progress: Progress | None = None) -> UpdateReport:
