@@ -121,7 +121,10 @@ def test_changes_names_an_entry_live_again_after_its_superseder_was_deleted(runn
     assert "  ^ 2026-02-21T09:00  belief      User likes tea  (2026-02-21T09:00)" \
            " <- was superseded by 2026-02-22T16:00 (deleted)\n" in result.output
     as_json = json.loads(runner.invoke(cli, ["changes", "--since", "2026-02-23", "--json"]).output)
-    assert as_json["revived"] == json.loads(json.dumps(data["revived"]))
+    # Confidence decays between the two calls (a busy machine makes that visible): compare the rest.
+    def steady(items):
+        return [{k: v for k, v in d.items() if k != "confidence"} for d in items]
+    assert steady(as_json["revived"]) == steady(json.loads(json.dumps(data["revived"])))
 
     # Committed, and asked across both commits with --until: the same answer.
     _commit(vault_dir, "no correction after all", "2026-02-24T09:00:00+00:00")
