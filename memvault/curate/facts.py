@@ -35,12 +35,12 @@ CHANGE_RE = re.compile(
     r"stattdessen|anstatt|nicht mehr|jetzt|nun|ab sofort|inzwischen|mittlerweile|sondern|korrektur|"
     r"früher|ehemals|ehemalig\w*|damals)\b",
     re.IGNORECASE)
-AGAIN_RE = re.compile(r"\b(again|once more|wieder|erneut)\b", re.IGNORECASE)
+_AGAIN = frozenset("again wieder erneut".split())  # and "once more"
 # Saying a thing is off is a value of its own, like `not`: "The printer is off" / "The printer is
-# on" (`on` is too common a word to compare), "enabled" / "disabled". `kick-off` is not off.
-OFF_RE = re.compile(
-    r"(?<![\w-])(off|disabled|deactivated|inactive|paused|deaktiviert|ausgeschaltet|abgeschaltet|inaktiv|"
-    r"pausiert|aus(?=\s*(?:$|[.!?;,])))(?![\w-])", re.IGNORECASE)  # "Das Licht ist aus."
+# on" (`on` is too common a word to compare), "enabled" / "disabled". Read per word, so `kick-off`
+# is not off; German `aus` is off only at a clause's end ("Das Licht ist aus.", not "aus Berlin").
+_OFF = frozenset("off disabled deactivated inactive paused deaktiviert ausgeschaltet abgeschaltet inaktiv "
+                 "pausiert".split())
 NEGATION_WORDS = frozenset(
     "not no never nor without cannot nicht kein keine keinen keinem keiner nie niemals ohne".split())
 COMPARE_RE = re.compile(r"^(?:over|than|als|statt|anstatt)$", re.IGNORECASE)
@@ -72,7 +72,7 @@ _CLASSES = {
                    "| monthly monatlich | quarterly | yearly annually jährlich",
     "units": "second sekunde | minute | hour stunde | day tag | week woche | month monat | year jahr",
     "bounds": "minimum min least mindestens | maximum max most höchstens maximal",
-    "before/after": "before prior vor | after nach | until till bis | from ab starting | since seit",
+    "before/after": "before prior vor | after nach | until till bis | from ab starting | since seit | to",
     "early/late": "early earlier früh | late later spät später",
     "order": "last letzte letzten letzter letztes final | next nächste nächsten nächster | previous vorherige",
     "more/less": "more mehr | less fewer weniger",
@@ -124,6 +124,11 @@ _FILLER = frozenset("again still also today yesterday confirmed reconfirmed wied
 # ("a detailed report"), not a past tense; verbs that report a saying are past whatever the fact's
 # tense ("User mentioned ...").
 _AUX = frozenset("is are was were be been being get gets got has have had ist sind war wurde a an the".split())
+# Common irregular pasts, to their present: "took" / "takes" the train.
+_IRREGULAR = dict(w.split(":") for w in """took:take went:go ran:run paid:pay sent:send made:make kept:keep
+    held:hold bought:buy chose:choose led:lead met:meet wrote:write drove:drive gave:give came:come
+    sat:sit stood:stand spent:spend taught:teach thought:think wore:wear ate:eat drank:drink flew:fly
+    knew:know sold:sell told:tell brought:bring found:find lost:lose""".split())
 _REPORTING = frozenset("""mentioned noted confirmed reconfirmed decided agreed asked repeated reminded added
     stated explained reiterated emphasized stressed insisted requested suggested""".split())
 
@@ -221,7 +226,7 @@ def facts(text: str) -> Facts:
     frame: list[str] = []
     roles: list[set[str]] = []
     past: list[str] = []
-    compare_at, prev_end, prev, in_role = -1, 0, "", False
+    compare_at, prev_end, prev, in_role, off, again = -1, 0, "", False, "", False
     for m in TOKEN_RE.finditer(text):
         gap, raw = text[prev_end:m.start()], m.group()
         # A sentence starts the text, a line, or follows . ! ? (capitals there are not names).
@@ -261,8 +266,11 @@ def facts(text: str) -> Facts:
             in_role = False
             if low not in STOPWORDS and low not in _FILLER:
                 frame.append(_stem(low))
-        if _is_past(low, after.strip(".:'’-/")):
+        if (low in _IRREGULAR or low.endswith("ed")) and _is_past(low, after.strip(".:'’-/")):
             past.append(low)
+        if low in _OFF or low == "aus" and _ends_clause(text, m.end()):
+            off = off or low
+        again = again or low in _AGAIN or low == "more" and after == "once"
         # "Use tabs, not spaces": what stands before and after `, not` is compared like over/than.
         if (COMPARE_RE.match(tok) or (low in ("not", "nicht") and "," in gap)) and compare_at < 0:
             compare_at = len(words)
@@ -272,15 +280,24 @@ def facts(text: str) -> Facts:
     if compare_at >= 0:
         sides = tuple((w, "L") for w in words[max(0, compare_at - 2):compare_at]) + tuple(
             (w, "R") for w in words[compare_at:compare_at + 2])
-    neg, change, off = NEGATION_RE.search(text), CHANGE_RE.search(text), OFF_RE.search(text)
+    neg, change = NEGATION_RE.search(text), CHANGE_RE.search(text)
     return Facts(tuple(values), frozenset(keys), neg.group().lower() if neg else None,
-                 change.group().lower() if change else None, off.group().lower() if off else None, sides,
-                 tuple(frame), tuple(frozenset(r) for r in roles), tuple(past), bool(AGAIN_RE.search(text)))
+                 change.group().lower() if change else None, off or None, sides,
+                 tuple(frame), tuple(frozenset(r) for r in roles), tuple(past), again)
+
+
+def _ends_clause(text: str, i: int) -> bool:
+    """Only blanks between `i` and the text's end or . ! ? ; , (no regex: a search for blanks from
+    every position would be quadratic on a run of blanks; this scan stops at the next word)."""
+    n = len(text)
+    while i < n and text[i].isspace():
+        i += 1
+    return i == n or text[i] in ".!?;,"
 
 
 def _is_past(low: str, after: str) -> bool:
-    return (len(low) > 4 and low.endswith("ed") and low.isalpha() and after not in _AUX
-            and low not in _REPORTING)
+    return (low in _IRREGULAR or len(low) > 4 and low.endswith("ed") and low.isalpha()) \
+        and after not in _AUX and low not in _REPORTING
 
 
 def _unmatched(mine: Facts, other: Facts, kind: str) -> list[str]:
@@ -306,8 +323,12 @@ def _tense_differs(a: Facts, b: Facts) -> str | None:
     for word in a.past:
         if word in b.keys:
             continue
-        s = _stem(word)
-        forms = (s, s + "e", s[:-1] if len(s) > 3 and s[-1] == s[-2] else s, s[:-1] + "y")
+        if word in _IRREGULAR:
+            s = _IRREGULAR[word]
+            forms: tuple[str, ...] = (s, _stem(s + "s"), s + "s", s + "es")
+        else:
+            s = _stem(word)
+            forms = (s, s + "e", s[:-1] if len(s) > 3 and s[-1] == s[-2] else s, s[:-1] + "y")
         if any(f in b.keys for f in forms):
             return f"one says it in the past tense ({word})"
     return None

@@ -68,7 +68,9 @@ def norm(word: str) -> str:
 LIGHT = frozenset(norm(w) for w in LIGHT_WORDS)
 
 
+@lru_cache(maxsize=65536)
 def _canon(word: str) -> str:
+    """`norm`, with a class synonym written as its value and a number word as its number."""
     canon = CANON.get(word)
     return norm(word) if canon is None else canon if canon[0] == "#" else norm(canon)
 
