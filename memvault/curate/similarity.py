@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
+from memvault.curate.facts import CANON, Facts, facts, facts_differ, number_keys
 from memvault.curate.facts import NEGATION_WORDS as ALL_NEGATIONS
-from memvault.curate.facts import Facts, facts, facts_differ, number_keys
 from memvault.entries.timeline import STOPWORDS, WORD_RE, stem
 
 EXTRA_STOP = frozenset({
@@ -68,13 +68,20 @@ def norm(word: str) -> str:
 LIGHT = frozenset(norm(w) for w in LIGHT_WORDS)
 
 
+@lru_cache(maxsize=65536)
+def _canon(word: str) -> str:
+    """`norm`, with a class synonym written as its value and a number word as its number."""
+    canon = CANON.get(word)
+    return norm(word) if canon is None else canon if canon[0] == "#" else norm(canon)
+
+
 def signature(text: str) -> Sig:
     low = text.lower()
     words = WORD_RE.findall(low)
     # The same test as facts.NEGATION_RE, without scanning the text with a regex again.
     negated = not ALL_NEGATIONS.isdisjoint(words) or "n't" in low or "n’t" in low
     toks = frozenset(
-        norm(w) for w in words
+        _canon(w) for w in words
         if w not in STOPWORDS and w not in EXTRA_STOP and w not in NEGATION_WORDS and len(w) > 1 and not w.isdigit()
     ) | {f"#{key}" for key in number_keys(text)}  # a shared number or date counts as a shared word
     return Sig(toks, negated, text)
