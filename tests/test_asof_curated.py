@@ -193,3 +193,5 @@ def test_bullet_start_rule():
     assert bullet_start(rewritten, [before, nine]) == nine
     bumped = Event("b", "belief", day - timedelta(days=6), "x", "MEMORY.md", 3, 3, kind="curated", updated=day)
     assert bullet_start(bumped, [nine]) == day - timedelta(days=6)  # reconfirmed, not rewritten
+    odd = Event("b", "belief", day, "x", "MEMORY.md", 3, 3, kind="curated", updated=before, previous="old")
+    assert bullet_start(odd, [before]) == day  # an `updated` before `added` moves nothing earlier

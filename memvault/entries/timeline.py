@@ -476,10 +476,11 @@ def bullet_start(bullet: Event, cited: list[datetime]) -> datetime | None:
     has one (it was rewritten that day), else from its timestamp's day (`added`, or a bare
     `updated`). A bullet is dated by day only: its text cannot be older than the newest cited
     source written by the end of that day, so it starts there, and never before the day
-    itself; with no such source it starts with the day, as before."""
+    itself; with no such source it starts with the day. It never starts before its timestamp
+    (an `updated` written before `added` moves nothing earlier)."""
     if bullet.timestamp is None:
         return None
     day = bullet.updated if bullet.previous is not None and bullet.updated is not None else bullet.timestamp
     day_end = day + timedelta(days=1)
-    newest = max((t for t in cited if t < day_end), default=None)
-    return max(day, newest) if newest is not None else day
+    newest = max((t for t in cited if t < day_end), default=day)
+    return max(bullet.timestamp, day, newest)
