@@ -68,6 +68,9 @@ def test_a_curated_correction_is_not_live_before_it_was_made(week, runner):
     assert vault.timeline.start(monday) == correction.timestamp
 
     assert rows(run(runner, week, "asof", "2026-11-26 09:15", "weekly status reports")) == ["2026-11-26T09:00"]
+    # The index takes the bullet (dated 00:00) for a candidate; a cap of one still finds the belief.
+    assert rows(run(runner, week, "asof", "2026-11-26 09:15", "weekly status reports", "-n", "1")) == [
+        "2026-11-26T09:00"]
     assert run(runner, week, "asof", "2026-11-26 00:30", "weekly status").splitlines() == ["0 entries"]
     assert rows(run(runner, week, "asof", "2026-11-26 00:30")) == []
     later = run(runner, week, "asof", "2026-11-26 09:45", "weekly status reports")
@@ -159,25 +162,33 @@ def test_an_updated_bullet_is_live_from_its_correction(vault_dir, runner):
     (root / "memvault.toml").write_text('[vault]\ntimezone = "Europe/Berlin"\n')
     (root / "memory").mkdir()
     (root / "memory" / "2026-11-20.md").write_text(
-        "# 2026-11-20\n\n## 10:00 - Belief\nUser wants weekly status reports on Friday\n")
+        "# 2026-11-20\n\n## 10:00 - Belief\nDer Wochenbericht geht freitags an Jörg\n")
+    (root / "memory" / "2026-11-21.md").write_text(
+        "# 2026-11-21\n\n## 16:00 - Observation\nWeekly status reports go to Anya as PDF\n")
     (root / "memory" / "2026-11-26.md").write_text(
         "# 2026-11-26\n\n## 09:30 - Correction\n"
-        "User wants weekly status reports on Monday instead\nSupersedes: 2026-11-20T10:00\n")
+        "Statusbericht kommt ab jetzt montags, nicht freitags\nSupersedes: 2026-11-20T10:00\n")
     (root / "MEMORY.md").write_text(
         "# Memory\n\n## User Preferences\n"
         "- User wants weekly status reports on Monday instead (added 2026-11-20) "
-        "(updated 2026-11-26, was: User wants weekly status reports on Friday) "
+        "(updated 2026-11-26, was: Der Wochenbericht geht freitags an Jörg) "
         "(sources: [[2026-11-20#10:00 - Belief]], [[2026-11-26#09:30 - Correction]]) ^mv-weekly\n"
         "- Straße und Café: Müller-Lüdenscheid zahlt bar (added 2026-11-20) ^mv-cash\n")
     vault = Vault.open(root)
     weekly = vault.get("mv-weekly")
     assert vault.timeline.start(weekly) == datetime(2026, 11, 26, 8, 30, tzinfo=UTC)  # 09:30 in Berlin
     assert vault.timeline.start(vault.get("mv-cash")) == vault.get("mv-cash").timestamp
-    for when, want in (("2026-11-22 12:00", ["2026-11-20T10:00", "mv-cash"]),
-                       ("2026-11-26 09:00", ["2026-11-20T10:00", "mv-cash"]),
-                       ("2026-11-26 09:30", ["2026-11-26T09:30", "mv-cash", "mv-weekly"])):
+    for when, want in (("2026-11-22 12:00", ["2026-11-20T10:00", "2026-11-21T16:00", "mv-cash"]),
+                       ("2026-11-26 09:00", ["2026-11-20T10:00", "2026-11-21T16:00", "mv-cash"]),
+                       ("2026-11-26 09:30", ["2026-11-21T16:00", "2026-11-26T09:30", "mv-cash", "mv-weekly"])):
         got = json.loads(run(runner, root, "asof", when, "--json"))
         assert sorted(d["id"] for d in got) == want, when
+    # Of the bullet's sources only German text, no hit for these words: the index alone takes
+    # the bullet (dated the 26th) for live at 09:00 and ranks it first. The one rule leaves it
+    # out, and a cap of one still finds the entry that was live and matching.
+    query = ("weekly", "status", "reports", "Monday")
+    assert rows(run(runner, root, "asof", "2026-11-26 09:00", *query, "-n", "1")) == ["2026-11-21T16:00"]
+    assert rows(run(runner, root, "asof", "2026-11-26 09:45", *query, "-n", "1")) == ["mv-weekly"]
 
 
 def test_bullet_start_rule():

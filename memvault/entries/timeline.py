@@ -356,13 +356,14 @@ class Timeline:
             return event.timestamp
         return self._starts.get(event.id, event.timestamp)
 
-    def moved_starts(self) -> int:
-        """How many bullets `start` moves from their timestamp (none when not `sourced_start`)."""
+    def not_started(self, at: datetime) -> int:
+        """How many bullets are dated by `at` but start after it (`start`): those a rule
+        that reads their timestamp alone (the search index) takes for live at `at`."""
         if not self.sourced_start:
             return 0
         if self._starts is None:
             self._starts = self._bullet_starts()
-        return len(self._starts)
+        return sum(1 for eid, t in self._starts.items() if t > at >= (self.by_id[eid].timestamp or t))
 
     def _bullet_starts(self) -> dict[str, datetime]:
         """The bullets whose start `bullet_start` moves from their timestamp."""

@@ -23,10 +23,10 @@ def rank_with_index(vault: ParsedVault, query: str, at: datetime, limit: int) ->
     from memvault.search.index import open_index
 
     timeline = vault.timeline
-    # The index judges a curated bullet by its day; the vault's timeline knows the sources that
-    # move its start later (Timeline.start). Ask for as many more hits as there are such
-    # bullets, and keep those live at `at` by the one rule.
-    moved = timeline.moved_starts()
+    # The index judges a curated bullet by its day when the entries it cites are not among the
+    # candidates; the vault's timeline knows them all (Timeline.start). Ask for as many more
+    # hits as there are bullets dated by `at` that start after it, and keep those live at `at`.
+    moved = timeline.not_started(at)
     with open_index(vault) as index:
         index.refresh()
         hits = index.search(query, limit=limit + moved, at=at, record_access=False)
