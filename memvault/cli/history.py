@@ -10,6 +10,8 @@ from memvault.cli._common import (
     TIME_OR_REVISION,
     cli,
     emit,
+    folded_sources,
+    folded_tally,
     json_option,
     limit_option,
     open_vault,
@@ -25,22 +27,30 @@ T_FORMS = (
 T_HELP = f"T: {T_FORMS}. A plain date means the end of that day."
 
 
-@cli.command(help="The entries live as of T; with QUERY, those matching it, ranked as of T.\n\n" + T_HELP)
+@cli.command(help="The entries live as of T; with QUERY, those matching it, ranked as of T.\n\n"
+             "A log entry that a curated bullet among them cites is shown once, as the bullet's sources; "
+             "--all and --json list both.\n\n" + T_HELP)
 @click.argument("when", metavar="T", type=TIME_OR_REVISION)
 @click.argument("query", nargs=-1)
 @click.option("--recorded", is_flag=True, help="What the vault's files held at T (git), not what its entries say.")
 @limit_option("At most this many entries (default with QUERY: 10).")
+@click.option("--all", "include_all", is_flag=True,
+              help="List a log entry a curated bullet cites beside the bullet, not under it (--json does).")
 @json_option
 @click.pass_context
-def asof(ctx, when: str, query: tuple[str, ...], recorded: bool, limit: int | None, as_json: bool) -> None:
+def asof(ctx, when: str, query: tuple[str, ...], recorded: bool, limit: int | None, include_all: bool,
+         as_json: bool) -> None:
+    from memvault.entries.folding import fold_cited
+
     items = open_vault(ctx).as_of(when, " ".join(query) or None, recorded=recorded, limit=limit)
-    emit(items, as_json, _asof_text)
+    emit(items if as_json or include_all else fold_cited(items), as_json, _asof_text)
 
 
 def _asof_text(items: list[dict]) -> str:
     rows = [f"{d['id']:<20} {d['type']:<11} {d['confidence']:.2f}  {short(d['content'], 60)}"
-            + ("" if d.get("matched", True) else "  (found through nearby entries)") for d in items]
-    rows.append(tally(items))
+            + ("" if d.get("matched", True) else "  (found through nearby entries)") + folded_sources(d)
+            for d in items]
+    rows.append(tally(items) + folded_tally(items))
     return "\n".join(rows)
 
 
@@ -50,13 +60,20 @@ def _asof_text(items: list[dict]) -> str:
 @click.option("--until", "until", metavar="T2", type=TIME_OR_REVISION,
               help="Up to this time (same forms; a plain date means its end). Default: now and the working tree.")
 @limit_option("At most this many entries of each kind (new, superseded, edited, ...); the rest are counted.")
+@click.option("--all", "include_all", is_flag=True,
+              help="List a new log entry a new curated bullet cites beside the bullet (--json does).")
 @json_option
 @click.pass_context
-def changes(ctx, since: str, until: str | None, limit: int | None, as_json: bool) -> None:
+def changes(ctx, since: str, until: str | None, limit: int | None, include_all: bool, as_json: bool) -> None:
     """What changed since T: new entries, newly superseded ones, and (from git) edits, deletions
-    and revived entries (live again: what superseded them was deleted or no longer supersedes them)."""
+    and revived entries (live again: what superseded them was deleted or no longer supersedes them).
+
+    A new log entry that a new curated bullet cites is shown once, as the bullet's sources.
+    """
+    from memvault.entries.folding import fold_cited
+
     data = open_vault(ctx).changes(since, until, limit=limit)
-    emit(data, as_json, _changes_text)
+    emit(data if as_json or include_all else data | {"new": fold_cited(data["new"])}, as_json, _changes_text)
     for warning in data.get("warnings", []) if not as_json else []:
         say(f"note: {warning}", err=True)
 
@@ -70,7 +87,7 @@ def _changes_text(data: dict) -> str:
     until = data["until"]["given"] if data.get("until") else "now"
     out = [f"Changes since {data['since']['given']} (until {until})", ""]
     sections = [
-        ("New", "new", lambda d: "+ " + _line(d)),
+        ("New", "new", lambda d: "+ " + _line(d) + folded_sources(d)),
         ("Superseded", "superseded", lambda d: "~ " + _line(d) + f" -> {d['superseded_by']}"),
         ("Edited", "edited", lambda d: "* " + _line(d) + "\n" + _was(d["old"], d["new"])),
         ("Deleted", "deleted", lambda d: "- " + _line(d)),

@@ -1,7 +1,7 @@
 """When each entry is live, as intervals of event time, for fast `asof` at any T.
 
-`Timeline.status(event, at)` is the rule. It compares `at` only with the entry's timestamp,
-its expiry and its superseders' timestamps, always as `x <= at`, so the status is constant
+`Timeline.status(event, at)` is the rule. It compares `at` only with the entry's start
+(`Timeline.start`: its timestamp, or a curated bullet's newest source of its day), its expiry and its superseders' timestamps, always as `x <= at`, so the status is constant
 on [p_i, p_i+1) between consecutive such points. Probing the rule once per piece gives
 each entry's live interval exactly, without restating the rule; an entry goes
 future -> live -> superseded/expired and never back, so there is at most one interval.
@@ -21,7 +21,7 @@ BEFORE_ALL = datetime.min.replace(tzinfo=UTC)
 
 
 def _change_points(timeline: Timeline, ev: Event) -> list[datetime]:
-    points = [t for t in (ev.timestamp, ev.expires) if t is not None]
+    points = [t for t in (timeline.start(ev), ev.expires) if t is not None]
     by_id = timeline.by_id
     points += [ts for s in timeline.superseded_by.get(ev.id, ()) if (ts := by_id[s].timestamp) is not None]
     return sorted(set(points))
@@ -55,13 +55,21 @@ class SpanIndex:
             span = live_interval(timeline, ev)
             if span is not None:
                 rows.append((span[0], n, span[1], ev))
+        # Start order is timeline order unless a curated bullet starts after its day began
+        # (Timeline.start): then answers are put back in timeline order.
+        self.reorder = any(r[0] < prev[0] for prev, r in zip(rows, rows[1:], strict=False))
         rows.sort(key=lambda r: (r[0], r[1]))
         self.starts = [r[0] for r in rows]
         self.ends = [r[2] for r in rows]
         self.events = [r[3] for r in rows]
+        self.order = [r[1] for r in rows]
 
     def live(self, at: datetime) -> list[Event]:
         """Same list as `timeline.live(at)`, in the same (timeline) order."""
         t = at.timestamp()
         k = bisect.bisect_right(self.starts, t)
+        if self.reorder:
+            found = [(n, ev) for n, ev, end in zip(self.order[:k], self.events[:k], self.ends[:k], strict=True)
+                     if end > t]
+            return [ev for _, ev in sorted(found, key=lambda p: p[0])]
         return [ev for ev, end in zip(self.events[:k], self.ends[:k], strict=True) if end > t]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -218,6 +218,11 @@ class Timeline:
     # Who cites whom, built on first use; a class default because history's StateTimeline
     # assembles itself without calling __init__.
     _citations: tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]] | None = None
+    _starts: dict[str, datetime] | None = None
+    # Whether a curated bullet's start is moved to its newest source of the day (`start`).
+    # Recorded time says no: there a bullet exists from the commit that wrote it, and its
+    # precomputed intervals (history/sweep.py) know each entry alone.
+    sourced_start: bool = True
 
     def __init__(
         self,
@@ -225,10 +230,12 @@ class Timeline:
         config: Config | None = None,
         *,
         edges: tuple[dict[str, str], list[tuple[str, str]]] | None = None,
+        sourced_start: bool = True,
     ):
         """`edges` = (supersedes new->old, [(reconfirmer, target)]) already resolved, e.g. by
         the search index for a subset of events; without it references are resolved here."""
         self.config = config or Config()
+        self.sourced_start = sourced_start
         self.events = sorted(events, key=sort_key)
         self.index = EventIndex(self.events)
         self.supersedes: dict[str, str] = {}
@@ -337,6 +344,39 @@ class Timeline:
 
     # -- the rule ---------------------------------------------------------------------
 
+    def start(self, event: Event) -> datetime | None:
+        """When the entry's current text starts to be live in event time: its timestamp, but
+        for a curated bullet (dated by day only) not before the newest source it cites that
+        was written by the end of the day its text dates from (docs/format.md)."""
+        if event.kind != "curated" or not self.sourced_start or event.timestamp is None:
+            return event.timestamp
+        if self._starts is None:
+            self._starts = self._bullet_starts()
+        if self.by_id.get(event.id) is not event:
+            return event.timestamp
+        return self._starts.get(event.id, event.timestamp)
+
+    def not_started(self, at: datetime) -> int:
+        """How many bullets are dated by `at` but start after it (`start`): those a rule
+        that reads their timestamp alone (the search index) takes for live at `at`."""
+        if not self.sourced_start:
+            return 0
+        if self._starts is None:
+            self._starts = self._bullet_starts()
+        return sum(1 for eid, t in self._starts.items() if t > at >= (self.by_id[eid].timestamp or t))
+
+    def _bullet_starts(self) -> dict[str, datetime]:
+        """The bullets whose start `bullet_start` moves from their timestamp."""
+        out: dict[str, datetime] = {}
+        for ev in self.events:
+            if ev.kind != "curated" or ev.timestamp is None or self.by_id.get(ev.id) is not ev:
+                continue
+            cited = [t for i in self.source_ids(ev) if (t := self.by_id[i].timestamp) is not None]
+            when = bullet_start(ev, cited)
+            if when is not None and when != ev.timestamp:
+                out[ev.id] = when
+        return out
+
     def superseder_at(self, event: Event, at: datetime | None) -> str | None:
         """The first entry written at or before `at` that supersedes `event`."""
         for sid in self.superseded_by.get(event.id, ()):
@@ -347,7 +387,8 @@ class Timeline:
 
     def status(self, event: Event, at: datetime | None = None) -> Status:
         """Live when written at or before `at`, not superseded by then, not expired by then."""
-        if at is not None and event.timestamp is not None and event.timestamp > at:
+        start = self.start(event) if event.kind == "curated" else event.timestamp
+        if at is not None and start is not None and start > at:
             return "future"
         if self.superseder_at(event, at) is not None:
             return "superseded"
@@ -428,3 +469,19 @@ class Timeline:
         """Ids of the entries that reconfirm `event` by `at` (they reset its decay)."""
         return [rid for rid in self.reconfirmed_by.get(event.id, ())
                 if (ts := self.by_id[rid].timestamp) is None or ts <= at]
+
+
+def bullet_start(bullet: Event, cited: list[datetime]) -> datetime | None:
+    """When a curated bullet's current text starts to be live, from its day and the times of
+    the entries it cites (pure). The text dates from its `(updated D, was: ...)` day when it
+    has one (it was rewritten that day), else from its timestamp's day (`added`, or a bare
+    `updated`). A bullet is dated by day only: its text cannot be older than the newest cited
+    source written by the end of that day, so it starts there, and never before the day
+    itself; with no such source it starts with the day. It never starts before its timestamp
+    (an `updated` written before `added` moves nothing earlier)."""
+    if bullet.timestamp is None:
+        return None
+    day = bullet.updated if bullet.previous is not None and bullet.updated is not None else bullet.timestamp
+    day_end = day + timedelta(days=1)
+    newest = max((t for t in cited if t < day_end), default=day)
+    return max(bullet.timestamp, day, newest)

@@ -23,7 +23,14 @@ def rank_with_index(vault: ParsedVault, query: str, at: datetime, limit: int) ->
     from memvault.search.index import open_index
 
     timeline = vault.timeline
+    # The index judges a curated bullet by its day when the entries it cites are not among the
+    # candidates; the vault's timeline knows them all (Timeline.start). Ask for as many more
+    # hits as there are bullets dated by `at` that start after it, and keep those live at `at`.
+    moved = timeline.not_started(at)
     with open_index(vault) as index:
         index.refresh()
-        hits = index.search(query, limit=limit, at=at, record_access=False)
-    return [(timeline.by_id[h.id], parts(h)) for h in hits if h.id in timeline.by_id]
+        hits = index.search(query, limit=limit + moved, at=at, record_access=False)
+    found = [(timeline.by_id[h.id], h) for h in hits if h.id in timeline.by_id]
+    if moved:
+        found = [(ev, h) for ev, h in found if ev.kind != "curated" or timeline.status(ev, at) == "live"]
+    return [(ev, parts(h)) for ev, h in found[:limit]]

@@ -251,7 +251,7 @@ class RecordedIndex:
         evs = self.events(sorted(wanted))
         sup = {evs[s].id: evs[d].id for k, s, d in links if k == SUPERSEDES}
         rec = [(evs[s].id, evs[d].id) for k, s, d in sorted(links) if k == RECONFIRMS]
-        return Timeline(list(evs.values()), self.config, edges=(sup, rec)), evs
+        return Timeline(list(evs.values()), self.config, edges=(sup, rec), sourced_start=False), evs
 
     def answer(self, c: int, occs: list[int]) -> tuple[Timeline, list[Event]]:
         """The events of `occs` (live entries of commit `c`) and a timeline for `to_dict`."""

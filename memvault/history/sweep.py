@@ -394,7 +394,7 @@ class Sweep:
             if sups:
                 ev = self.occ.events[first]
                 mini = Timeline([ev, *(self.occ.events[self.cand[h][1]] for h in sups)], self.config,
-                                edges=({h: x for h in sups}, []))
+                                edges=({h: x for h in sups}, []), sourced_start=False)
                 want[first] = live_interval(mini, ev) or NEVER_LIVE
                 edges.update((SUPERSEDES, self.cand[h][1], first) for h in sups)
             edges.update((RECONFIRMS, r, first) for r in self.rec_in.get(x, ()))

@@ -164,6 +164,8 @@ def _key(row: Row) -> tuple[Any, ...]:
 class StateTimeline(Timeline):
     """A `Timeline` of one recorded state, assembled from per-version work (see module doc)."""
 
+    sourced_start = False  # recorded time: a bullet exists from its commit (Timeline.start)
+
     def __init__(self, infos: Iterable[VersionInfo], config: Config):  # no super().__init__: see above
         self.config = config
         with no_gc():  # ~100k small objects, no cycles: a gen-2 pass would cost more than the build

@@ -326,7 +326,8 @@ class History:
                      since_text=p1.text, until_text=p2.text if p2 else None)
         tl = self.vault.timeline
         firsts = [e for e in tl.events if tl.by_id.get(e.id) is e]
-        new = [e for e in firsts if e.timestamp is not None and e.timestamp > t1 and (t2 is None or e.timestamp <= t2)]
+        starts = [(e, tl.start(e)) for e in firsts]  # a bullet's start: Timeline.start
+        new = [e for e, ts in starts if ts is not None and ts > t1 and (t2 is None or ts <= t2)]
         superseded = [e for e in firsts if tl.superseder_at(e, t1) is None and tl.superseder_at(e, t2) is not None]
         out: dict[str, Any] = {
             "since": p1.describe(),
@@ -355,7 +356,8 @@ class History:
         out["revived"] = revived(old, newer, t1, t2)
         if newer is not None:
             out["backfilled"] = [
-                newer.timeline.to_dict(e, t2) for e in added if e.timestamp is not None and e.timestamp <= t1]
+                newer.timeline.to_dict(e, t2) for e in added
+                if (ts := newer.timeline.start(e)) is not None and ts <= t1]
         return out
 
     # -- diff ------------------------------------------------------------------------------
