@@ -7,10 +7,13 @@ them imports it; they work on `ParsedVault`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
+from memvault.entries.timeline import Timeline
 from memvault.history.timetravel import History, TimePoint
 from memvault.parsed import ParsedVault
 
@@ -22,6 +25,13 @@ When = datetime | str | TimePoint  # a datetime (naive: the vault's zone), a tim
 class Vault(ParsedVault):
     """A memory vault on disk. Parsed lazily; re-open to see later edits; `close()` or `with`
     releases the caches and git processes time travel opened."""
+
+    @cached_property
+    def timeline(self) -> Timeline:
+        """The vault's timeline, with its recalls (access counts) for retention."""
+        timeline = super().timeline
+        timeline.recalls = Recalls(self.root)
+        return timeline
 
     def show(self, ref: str, *, record: bool = True) -> dict[str, Any]:
         """The entry `ref` names (an id, its start or a printed place), as `memvault show`
@@ -55,3 +65,29 @@ class Vault(ParsedVault):
 
     def diff(self, first: When, second: When) -> dict[str, Any]:
         return self.past.diff(first, second)
+
+
+class Recalls(Mapping[str, int]):
+    """Access counts by id (memvault/search/access.py), read on first use: most commands never
+    ask for an entry's retention."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._counts: dict[str, int] | None = None
+
+    @property
+    def counts(self) -> dict[str, int]:
+        if self._counts is None:
+            from memvault.search import access
+
+            self._counts = {i: a.count for i, a in access.stats(self.root).items()}
+        return self._counts
+
+    def __getitem__(self, key: str) -> int:
+        return self.counts[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.counts)
+
+    def __len__(self) -> int:
+        return len(self.counts)
