@@ -36,15 +36,17 @@ class Vault(ParsedVault):
     def show(self, ref: str, *, record: bool = True) -> dict[str, Any]:
         """The entry `ref` names (an id, its start or a printed place), as `memvault show`
         prints it, with `found_by`: how `ref` named it (`id`, `place`, `id start`, `reference`,
-        or, standing in for it, `cited source` or `description`, with `why`). Fetching an entry is a
-        recall: it counts one access (recency and curate's recall counts,
-        memvault/search/access.py) unless `record` is False."""
+        or, standing in for it, `cited source` or `description`, with `why`), and its `retention`
+        (docs/retention.md). Fetching an entry is a recall: it counts one access (recency, curate's
+        recall counts, retention; memvault/search/access.py) unless `record` is False."""
         from memvault.search import access
 
         found = self.locate(ref)
         if record:
             access.record(self.root, [found.event.id])
-        return self.as_dict(found.event, self.now()) | {"found_by": found.to_dict(ref)}
+        now = self.now()
+        return self.as_dict(found.event, now) | {
+            "found_by": found.to_dict(ref), "retention": self.timeline.retention(found.event, now).to_dict()}
 
     # -- time travel (memvault/history/; T may be a datetime, a time string or a git revision)
 

@@ -17,6 +17,7 @@ from memvault.cli._common import (
     json_option,
     open_vault,
     parse_when,
+    retention_lines,
     say,
     short,
     tally,
@@ -151,6 +152,7 @@ def _show_text(d: dict) -> str:
         lines += [d["title"], ""]
     lines += [d["content"], ""]
     lines.append(f"confidence {d['confidence']:.2f} (from {d['confidence_0']:g})")
+    lines += retention_lines(d)
     if d["importance"] is not None:
         lines.append(f"importance {d['importance']:g}")
     for key in ("supersedes", "superseded_by", "source", "scope", "expires", "category", "updated", "previous"):

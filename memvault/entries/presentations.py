@@ -48,9 +48,10 @@ class Retention:
     status: retention.Status
     presentations: int  # how many, the entry's own included
     accesses: int
+    model: str = "exponential"
 
     def to_dict(self) -> dict[str, object]:
-        return {"value": float(f"{self.value:.6g}"), "status": self.status,
+        return {"value": float(f"{self.value:.6g}"), "status": self.status, "model": self.model,
                 "presentations": self.presentations, "accesses": self.accesses}
 
 
@@ -163,7 +164,7 @@ def retention_of(tl: Timeline, said: SaidAgain, event: Event, at: datetime,
     count = (accesses or {}).get(event.id, 0)
     times = presentation_times(tl, said, event, at)
     if not times:
-        return Retention(1.0, "active", 0, count)
+        return Retention(1.0, "active", 0, count, tl.config.decay_model)
     cfg = tl.config
     first, *rest = times
     memory = retention.Memory(
@@ -173,4 +174,4 @@ def retention_of(tl: Timeline, said: SaidAgain, event: Event, at: datetime,
         accesses=count,
     )
     value = retention.retention(cfg.decay_model, memory, vault_params(cfg))
-    return Retention(value, retention.status(value), len(times), count)
+    return Retention(value, retention.status(value), len(times), count, cfg.decay_model)
