@@ -72,7 +72,7 @@ VOCAB = ("Anna paid pays pay the rent studies study studying running run ran Ber
          "went goes made make bought buys kept keeps holds held").split()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(st.lists(st.sampled_from(VOCAB), min_size=1, max_size=7), min_size=2, max_size=8))
 def test_probing_finds_every_pair_that_comparing_all_pairs_finds(sentences):
     from memvault.entries.similarity import same_fact
@@ -163,3 +163,15 @@ def test_a_vault_under_each_model_changes_no_file_and_counts_its_recalls(vault_d
     # 59 days, 2 recalls: exponential 0.95^59 = 0.049; seed 001: -2.039 + 0.16 → logistic(0.621) = 0.650
     assert seen == {"exponential": ("forgotten", 2, 1), "ebbinghaus": ("forgotten", 2, 1),
                     "forgetting-curve": ("active", 2, 1)}
+
+
+def test_confidence_decays_per_tick_under_the_vaults_model():
+    hourly = timeline(*LOGS, decay={"rate": 0.5, "tick": "1h"})
+    dark = hourly.by_id["2026-01-01T10:00"]
+    assert hourly.confidence(dark, at("2026-01-01T12:00")) == pytest.approx(0.25)  # 0.5^2
+    daily = timeline(*LOGS)
+    assert daily.confidence(daily.by_id[dark.id], at("2026-01-15T10:00")) == pytest.approx(0.95**14)
+    # seed 001: one presentation at the last confirmation, medium, never recalled:
+    # 14 days → max(e^-0.14 = 0.869, logistic(-0.5 ln 14 + 2.5) = 0.765) = 0.869
+    curve = timeline(*LOGS, decay={"model": "forgetting-curve"})
+    assert curve.confidence(curve.by_id[dark.id], at("2026-01-15T10:00")) == pytest.approx(math.exp(-0.14))

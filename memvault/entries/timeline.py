@@ -206,9 +206,6 @@ class Timeline:
     # Who cites whom, built on first use; a class default because history's StateTimeline
     # assembles itself without calling __init__.
     _citations: tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]] | None = None
-    # Retention needs every entry (a later one may say the same thing), so only a timeline of
-    # the whole vault reports it; the index's timelines of a few candidates do not.
-    whole = False
     recalls: Mapping[str, int] = {}  # access counts by id, set by whoever read them (Vault)
     _said_again: presentations.SaidAgain | None = None
 
@@ -230,7 +227,6 @@ class Timeline:
         self.reconfirms_of: dict[str, list[str]] = defaultdict(list)  # reconfirmer -> targets
         self.problems: list[Problem] = []
         if edges is None:
-            self.whole = True
             self._build()
         else:
             self._use(*edges)
@@ -362,7 +358,10 @@ class Timeline:
         return decay.vault_confidence(self.config, event.confidence0, self.confirmed_at(event, at), at)
 
     def retention(self, event: Event, at: datetime) -> presentations.Retention:
-        """The entry's retention and its status at `at` under `[decay] model` (entries/retention.py)."""
+        """The entry's retention and its status at `at` under `[decay] model` (entries/retention.py).
+
+        Later entries that say the same count, so ask a timeline of the whole vault (a Vault's),
+        not one of a few search candidates."""
         if self._said_again is None:
             self._said_again = presentations.SaidAgain(self)
         return presentations.retention_of(self, self._said_again, event, at, self.recalls)
