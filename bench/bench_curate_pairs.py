@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from memvault.curate.similarity import Sig, same_fact, signature, similarity
-from memvault.entries.timeline import STOPWORDS, WORD_RE, stem
+from memvault.entries.similarity import Sig, same_fact, signature, similarity
+from memvault.entries.words import STOPWORDS, WORD_RE, stem
 
 PAIRS = Path(__file__).resolve().parent.parent / "tests" / "data" / "curate_pairs.jsonl"
 LABELS = ("reworded", "reconfirmed", "different", "correction")

@@ -7,10 +7,13 @@ them imports it; they work on `ParsedVault`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
+from memvault.entries.timeline import Timeline
 from memvault.history.timetravel import History, TimePoint
 from memvault.parsed import ParsedVault
 
@@ -23,18 +26,27 @@ class Vault(ParsedVault):
     """A memory vault on disk. Parsed lazily; re-open to see later edits; `close()` or `with`
     releases the caches and git processes time travel opened."""
 
+    @cached_property
+    def timeline(self) -> Timeline:
+        """The vault's timeline, with its recalls (access counts) for retention."""
+        timeline = super().timeline
+        timeline.recalls = Recalls(self.root)
+        return timeline
+
     def show(self, ref: str, *, record: bool = True) -> dict[str, Any]:
         """The entry `ref` names (an id, its start or a printed place), as `memvault show`
         prints it, with `found_by`: how `ref` named it (`id`, `place`, `id start`, `reference`,
-        or, standing in for it, `cited source` or `description`, with `why`). Fetching an entry is a
-        recall: it counts one access (recency and curate's recall counts,
-        memvault/search/access.py) unless `record` is False."""
+        or, standing in for it, `cited source` or `description`, with `why`), and its `retention`
+        (docs/retention.md). Fetching an entry is a recall: it counts one access (recency, curate's
+        recall counts, retention; memvault/search/access.py) unless `record` is False."""
         from memvault.search import access
 
         found = self.locate(ref)
         if record:
             access.record(self.root, [found.event.id])
-        return self.as_dict(found.event, self.now()) | {"found_by": found.to_dict(ref)}
+        now = self.now()
+        return self.as_dict(found.event, now) | {
+            "found_by": found.to_dict(ref), "retention": self.timeline.retention(found.event, now).to_dict()}
 
     # -- time travel (memvault/history/; T may be a datetime, a time string or a git revision)
 
@@ -60,3 +72,29 @@ class Vault(ParsedVault):
 
     def diff(self, first: When, second: When) -> dict[str, Any]:
         return self.past.diff(first, second)
+
+
+class Recalls(Mapping[str, int]):
+    """Access counts by id (memvault/search/access.py), read on first use: most commands never
+    ask for an entry's retention."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._counts: dict[str, int] | None = None
+
+    @property
+    def counts(self) -> dict[str, int]:
+        if self._counts is None:
+            from memvault.search import access
+
+            self._counts = {i: a.count for i, a in access.stats(self.root).items()}
+        return self._counts
+
+    def __getitem__(self, key: str) -> int:
+        return self.counts[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.counts)
+
+    def __len__(self) -> int:
+        return len(self.counts)

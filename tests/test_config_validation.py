@@ -14,6 +14,7 @@ from memvault.check.registry import CHECK_DEFAULTS
 from memvault.cli import cli
 from memvault.config.core import SCHEMA, Config
 from memvault.config.curate import DEFAULTS as CURATE
+from memvault.entries.retention import DEFAULTS as RETENTION_DEFAULTS
 from memvault.errors import ConfigError
 from memvault.history.timetravel import HISTORY_DEFAULTS
 from memvault.search.index.core import INDEX_DEFAULTS
@@ -51,7 +52,7 @@ def test_vault_that_is_not_a_table_is_one_clear_error_in_every_command(runner, v
 def test_an_unknown_decay_model_is_an_error_not_a_crash_in_list(runner, vault_dir):
     write(vault_dir, '[decay]\nmodel = "nope"\n')
     out = refused(runner, ["list"])
-    assert "[decay] model must be one of 'exponential', 'ebbinghaus', got 'nope'" in out
+    assert "[decay] model must be one of 'exponential', 'ebbinghaus', 'forgetting-curve', got 'nope'" in out
 
 
 def _wrong_value(table: str, key: str) -> str:
@@ -72,6 +73,12 @@ def test_every_setting_is_type_checked_with_its_key_and_what_it_must_be(runner, 
 @pytest.mark.parametrize(("toml", "message"), [
     ("[decay]\nrate = nan\n", "[decay] rate must be a number in (0, 1], got nan"),
     ("[decay]\nrate = 1.5\n", "[decay] rate must be a number in (0, 1], got 1.5"),
+    ("[decay]\ntick = \"1 day\"\n", "[decay] tick must be a duration such as \"1d\", \"12h\", \"30m\" or \"1w\" (above 0), got '1 day'"),
+    ("[decay]\ntick = \"0h\"\n", "[decay] tick must be a duration such as \"1d\""),
+    ("[decay]\ntick = 24\n", "[decay] tick must be a duration such as \"1d\""),
+    ("[decay]\nstrength = 0\n", "[decay] strength must be a number > 0, got 0"),
+    ("[decay]\nactr_decay = -0.5\n", "[decay] actr_decay must be a number > 0, got -0.5"),
+    ("[decay]\nretrieval_threshold = \"low\"\n", "[decay] retrieval_threshold must be a number, got 'low'"),
     ("[search]\nk1 = inf\n", "[search] k1 must be a number >= 0, got inf"),
     ("[search]\ncandidates = true\n", "[search] candidates must be a whole number >= 1, got True"),
     ("[search]\ncandidates = 2.5\n", "[search] candidates must be a whole number >= 1, got 2.5"),
@@ -99,6 +106,12 @@ def test_good_settings_still_load(vault_dir):
     assert (config.decay_model, config.decay_rate, config.types[-1]) == ("ebbinghaus", 1.0, "lesson")
 
 
+@pytest.mark.parametrize(("tick", "seconds"), [("1d", 86400), ("12h", 43200), ("90m", 5400), ("1w", 604800),
+                                              ("0.5d", 43200), (" 2H ", 7200), ("30s", 30)])
+def test_a_tick_is_a_duration(tick, seconds):
+    assert Config.from_dict({"decay": {"tick": tick}}).decay_tick == seconds
+
+
 def test_the_schema_names_exactly_the_settings_the_modules_read():
     # A module that adds a setting to its defaults must add it to config.SCHEMA, or loading a
     # file that sets it would fail as an unknown setting.
@@ -106,6 +119,7 @@ def test_the_schema_names_exactly_the_settings_the_modules_read():
                 "curate": CURATE, "checks": CHECK_DEFAULTS, "hook": HOOK_DEFAULTS}
     for table, keys in defaults.items():
         assert set(SCHEMA[table]) == set(keys), table
+    assert set(SCHEMA["decay"]) == set(RETENTION_DEFAULTS)
     assert set(SCHEMA) == {*defaults, "vault", "decay", "memory"}
 
 
@@ -116,7 +130,7 @@ def test_a_staged_config_is_checked_the_same_way(tmp_path):
     git(repo, "add", "memvault.toml")
     result = commit(repo)
     assert result.returncode != 0
-    assert "[decay] model must be one of 'exponential', 'ebbinghaus', got 'nope'" in result.stdout + result.stderr
+    assert "[decay] model must be one of 'exponential', 'ebbinghaus', 'forgetting-curve', got 'nope'" in result.stdout + result.stderr
 
 
 def test_config_error_is_raised_by_the_library_too(tmp_path):
@@ -128,6 +142,6 @@ def test_config_error_is_raised_by_the_library_too(tmp_path):
 
 def test_the_decay_models_config_names_are_the_ones_decay_implements():
     from memvault.config.core import DECAY_MODELS
-    from memvault.entries.decay import MODELS
+    from memvault.entries.retention import MODELS
 
     assert set(DECAY_MODELS) == set(MODELS)

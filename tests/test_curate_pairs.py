@@ -14,8 +14,8 @@ import pytest
 
 from memvault.cli import cli
 from memvault.curate.document import load_doc
-from memvault.curate.similarity import differs, same_fact
 from memvault.curate.sources import curated_sources
+from memvault.entries.similarity import differs, same_fact
 from memvault.vault import Vault
 
 from .conftest import DATA

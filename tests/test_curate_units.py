@@ -23,11 +23,11 @@ from memvault.curate.document import (
     section_insert,
 )
 from memvault.curate.proposals import bullet_text, link_for
-from memvault.curate.similarity import signature, similarity
 from memvault.curate.sources import resolve_source
 from memvault.entries.daily import parse_log
 from memvault.entries.memory_md import parse_memory
 from memvault.entries.model import Event
+from memvault.entries.similarity import signature, similarity
 from memvault.entries.timeline import Timeline
 from memvault.errors import ConfigError, InputError, MemvaultError
 

@@ -1,4 +1,5 @@
-"""Docs that cannot drift: the CLI reference is regenerated from --help and compared."""
+"""Docs that cannot drift: the CLI reference (from --help) and the retention tables (from the
+models) are regenerated and compared."""
 
 from __future__ import annotations
 
@@ -22,3 +23,8 @@ def test_readme_starts_with_the_two_commands():
     assert "memvault demo" in commands[0]
     assert "pytest" in commands[1]
     assert commands[1] in (ROOT / ".ci" / "run").read_text()
+
+
+def test_retention_tables_are_current():
+    result = Cog().main(["cog", "--check", str(ROOT / "docs" / "retention.md")])
+    assert result == 0, "docs/retention.md is stale: run `cog -r docs/retention.md`"

@@ -288,3 +288,13 @@ def folded_tally(items: list[dict]) -> str:
 
 def is_tty() -> bool:
     return sys.stdout.isatty()
+
+
+def retention_lines(d: dict) -> list[str]:
+    """`retention 0.62 (active under forgetting-curve; 3 presentations, 2 recalls)` for `show`."""
+    r = d.get("retention")
+    if not r:
+        return []
+    shown, recalls = r["presentations"], r["accesses"]
+    return [f"retention {r['value']:.2f} ({r['status']} under {r['model']}; {shown} presentation{'' if shown == 1 else 's'}, "
+            f"{recalls} recall{'' if recalls == 1 else 's'})"]

@@ -19,6 +19,7 @@ from memvault.cli._common import (
     open_vault,
     parse_when,
     parse_window,
+    retention_lines,
     say,
     short,
     tally,
@@ -153,6 +154,7 @@ def _show_text(d: dict) -> str:
         lines += [d["title"], ""]
     lines += [d["content"], ""]
     lines.append(f"confidence {d['confidence']:.2f} (from {d['confidence_0']:g})")
+    lines += retention_lines(d)
     if d["importance"] is not None:
         lines.append(f"importance {d['importance']:g}")
     for key in ("supersedes", "superseded_by", "source", "scope", "expires", "category", "updated", "previous"):

@@ -25,7 +25,25 @@ CORE_TYPES = ("observation", "belief", "decision", "correction")
 
 # The names memvault/entries/decay.py implements (a test keeps the two equal): config sits
 # below the file format, so it names the models rather than importing them.
-DECAY_MODELS = ("exponential", "ebbinghaus")
+DECAY_MODELS = ("exponential", "ebbinghaus", "forgetting-curve")
+TICK_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+TICK_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
+
+
+def tick_seconds(value: str) -> float:
+    """`[decay] tick` ("1d", "12h", "90m", "1w") in seconds; ValueError for anything else."""
+    m = TICK_RE.fullmatch(value.strip().lower()) if isinstance(value, str) else None
+    if not m or float(m[1]) <= 0:
+        raise ValueError(f"not a duration: {value!r}")
+    return float(m[1]) * TICK_UNITS[m[2]]
+
+
+def _is_tick(value: Any) -> bool:
+    try:
+        tick_seconds(value)
+    except ValueError:
+        return False
+    return True
 
 
 def local_zone_name() -> str:
@@ -121,7 +139,10 @@ SECONDS = number(0)
 SCHEMA: dict[str, dict[str, Want]] = {
     "vault": {"timezone": Want(lambda v: isinstance(v, str), "an IANA zone name such as \"Europe/Berlin\""),
               "extra_types": NAMES, "include": GLOBS, "exclude": GLOBS, "workspace_files": FLAG},
-    "decay": {"model": one_of(*DECAY_MODELS), "rate": number(0, 1, above=True)},
+    "decay": {"model": one_of(*DECAY_MODELS), "rate": number(0, 1, above=True),
+              "tick": Want(_is_tick, "a duration such as \"1d\", \"12h\", \"30m\" or \"1w\" (above 0)"),
+              "strength": number(0, above=True), "actr_decay": number(0, above=True),
+              "retrieval_threshold": number()},
     "memory": {"sections": table_of(TEXT, "section name = entry type")},
     "index": {"backend": one_of("sqlite", "whoosh"), "lock_timeout": SECONDS},
     "search": {
@@ -249,6 +270,7 @@ class Config:
     extra_types: tuple[str, ...] = ()
     decay_model: str = "exponential"
     decay_rate: float = 0.95
+    decay_tick: float = 86400.0  # seconds in the retention models' tick ([decay] tick)
     memory_sections: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
@@ -307,6 +329,7 @@ class Config:
             extra_types=tuple(t.strip() for t in vault.get("extra_types", [])),
             decay_model=decay.get("model", "exponential"),
             decay_rate=float(decay.get("rate", 0.95)),
+            decay_tick=tick_seconds(decay.get("tick", "1d")),
             memory_sections={str(k).strip().lower(): str(v).lower() for k, v in sections.items()},
             raw=raw,
             path=path,

@@ -16,11 +16,12 @@ from memvault.check.secrets.scan import find_secrets
 from memvault.config.curate import Settings
 from memvault.curate import sections
 from memvault.curate.document import Bullet, MemoryDoc, plain_text
-from memvault.curate.similarity import Sig, differs, signature, similarity
 from memvault.curate.sources import curated_sources
 from memvault.entries import decay
 from memvault.entries.model import Event
-from memvault.entries.timeline import WORD_RE, Timeline
+from memvault.entries.similarity import Sig, differs, signature, similarity
+from memvault.entries.timeline import Timeline
+from memvault.entries.words import WORD_RE
 from memvault.search.access import Access
 
 LOW_IMPORTANCE = 0.3
@@ -92,8 +93,7 @@ class _Selector:
         cfg = self.tl.config
 
         def conf(days: float) -> float:
-            return decay.confidence_at(1.0, self.at - timedelta(days=days), self.at,
-                                       rate=cfg.decay_rate, model=cfg.decay_model)
+            return decay.vault_confidence(cfg, 1.0, self.at - timedelta(days=days), self.at)
 
         lo, hi = 0.0, 36500.0
         if self.s.min_confidence <= 0 or conf(hi) >= self.s.min_confidence:

@@ -1,37 +1,33 @@
 """Confidence decay: how much a memory is still believed some time after it was confirmed.
 
-One function, `confidence_at`, is the model's only entry point; the models are a small
-registry so the retention curves of the other seeds can be added beside the exponential one.
+`confidence_at` is the one entry point. It asks the vault's retention model
+(`entries/retention.py`, `[decay] model`) about a single presentation at the last confirmation,
+of medium importance and never recalled, so confidence stays a property of the entry and its
+confirmations; the entry's `retention` (`entries/presentations.py`) adds its importance, every
+presentation and its recalls.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from memvault.config.core import Config
+from memvault.entries import retention
 
 SECONDS_PER_DAY = 86400.0
-
-Model = Callable[[float, float, float], float]
-
-
-def exponential(c0: float, days: float, rate: float) -> float:
-    """The seed's model: confidence_0 x rate ^ days (0.95 per day halves it in ~13.5 days)."""
-    return c0 * rate**days
-
-
-def ebbinghaus(c0: float, days: float, rate: float) -> float:
-    """Retention e^(-t/S), with S chosen so a day keeps the same fraction `rate`."""
-    strength = -1.0 / math.log(rate) if rate < 1 else math.inf
-    return c0 * math.exp(-days / strength) if strength != math.inf else c0
-
-
-MODELS: dict[str, Model] = {"exponential": exponential, "ebbinghaus": ebbinghaus}
+MODELS = retention.MODELS
 
 
 def elapsed_days(since: datetime, at: datetime) -> float:
     """Fractional days from `since` to `at`; never negative."""
     return max(0.0, (at - since).total_seconds() / SECONDS_PER_DAY)
+
+
+def elapsed_ticks(since: datetime, at: datetime, tick: float = SECONDS_PER_DAY) -> float:
+    """Fractional ticks of `tick` seconds from `since` to `at`; never negative."""
+    return max(0.0, (at - since).total_seconds() / tick)
 
 
 def confidence_at(
@@ -41,16 +37,31 @@ def confidence_at(
     *,
     rate: float = 0.95,
     model: str = "exponential",
+    tick: float = SECONDS_PER_DAY,
+    params: retention.Params | None = None,
 ) -> float:
     """Confidence at time `at` of a memory last confirmed at `confirmed`.
 
     `confirmed` is the entry's timestamp or its latest reconfirmation at or before `at`; an
-    undated memory does not decay.
+    undated memory does not decay. `params` (the vault's `[decay]` table) overrides `rate`.
     """
     if confirmed is None:
         return confidence0
-    try:
-        fn = MODELS[model]
-    except KeyError:
-        raise ValueError(f"unknown decay model {model!r}; known: {', '.join(MODELS)}") from None
-    return fn(confidence0, elapsed_days(confirmed, at), rate)
+    p = params or retention.Params(rate=rate)
+    return confidence0 * retention.retention(model, retention.Memory(elapsed_ticks(confirmed, at, tick)), p)
+
+
+def vault_confidence(config: Config, confidence0: float, confirmed: datetime | None, at: datetime) -> float:
+    """`confidence_at` with the vault's `[decay]` settings (model, tick, rate and the model's own)."""
+    return confidence_at(confidence0, confirmed, at, model=config.decay_model, tick=config.decay_tick,
+                         params=vault_params(config))
+
+
+def vault_params(config: Config) -> retention.Params:
+    decay = config.raw.get("decay", {})
+    return _params(tuple(sorted(decay.items())) if isinstance(decay, dict) else ())
+
+
+@lru_cache(maxsize=64)
+def _params(items: tuple[tuple[str, Any], ...]) -> retention.Params:
+    return retention.params_of(dict(items))

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any, Literal
 
 from memvault.config.core import Config
-from memvault.entries import decay
+from memvault.entries import decay, presentations
 from memvault.entries.markdown import link_parts, page_of
 from memvault.entries.model import Event, Problem
 from memvault.entries.render import iso
+from memvault.entries.words import STOPWORDS, WORD_RE, stem
 
 Status = Literal["live", "superseded", "expired", "future"]
 NEVER = datetime.min.replace(tzinfo=UTC)
@@ -26,24 +28,10 @@ NEVER = datetime.min.replace(tzinfo=UTC)
 ID_SPACE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})[ T](\d{1,2}:\d{2})(-\d+)?$")
 LINK_RE = re.compile(r"^!?\[\[([^\]|]+?)(?:\|[^\]]*)?\]\]$")
 DATE_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
-WORD_RE = re.compile(r"[^\W_]+")
-STOPWORDS = frozenset(
-    "a an the about from of on in at to for by with and or is was were be that this it its "
-    "entry entries earlier previous prior old one which what when not no".split()
-)
 
 
 def sort_key(event: Event) -> tuple[datetime, str, int]:
     return (event.timestamp or NEVER, event.file, event.line)
-
-
-def stem(word: str) -> str:
-    """A deliberately crude English stem, enough to match 'updates' with 'update'."""
-    w = word.lower()
-    for suffix in ("ing", "ies", "es", "ed", "s"):
-        if len(w) > len(suffix) + 2 and w.endswith(suffix):
-            return w[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return w
 
 
 @lru_cache(maxsize=65536)
@@ -223,6 +211,8 @@ class Timeline:
     # Recorded time says no: there a bullet exists from the commit that wrote it, and its
     # precomputed intervals (history/sweep.py) know each entry alone.
     sourced_start: bool = True
+    recalls: Mapping[str, int] = {}  # access counts by id, set by whoever read them (Vault)
+    _said_again: presentations.SaidAgain | None = None
 
     def __init__(
         self,
@@ -406,10 +396,16 @@ class Timeline:
         return max(times) if times else event.timestamp
 
     def confidence(self, event: Event, at: datetime) -> float:
-        return decay.confidence_at(
-            event.confidence0, self.confirmed_at(event, at), at,
-            rate=self.config.decay_rate, model=self.config.decay_model,
-        )
+        return decay.vault_confidence(self.config, event.confidence0, self.confirmed_at(event, at), at)
+
+    def retention(self, event: Event, at: datetime) -> presentations.Retention:
+        """The entry's retention and its status at `at` under `[decay] model` (entries/retention.py).
+
+        Later entries that say the same count, so ask a timeline of the whole vault (a Vault's),
+        not one of a few search candidates."""
+        if self._said_again is None:
+            self._said_again = presentations.SaidAgain(self)
+        return presentations.retention_of(self, self._said_again, event, at, self.recalls)
 
     def live(self, at: datetime | None = None) -> list[Event]:
         return [e for e in self.events if self.by_id.get(e.id) is e and self.status(e, at) == "live"]

@@ -137,7 +137,7 @@ def score_ceiling(relevance: float, head: Any, last_access: datetime | None, at:
     candidates whose ceiling reaches its hits (`query.Ranker.rank`)."""
     times = [t for t in (head.timestamp, head.updated) if t is not None and t <= at]
     confirmed = max(times) if times else head.timestamp  # Timeline.confirmed_at, nothing reconfirming
-    conf = decay.confidence_at(head.confidence0, confirmed, at, rate=config.decay_rate, model=config.decay_model)
+    conf = decay.vault_confidence(config, head.confidence0, confirmed, at)
     rec = recency(head.timestamp, last_access, at, w.recency_lambda)
     return combine(relevance, _importance(head.importance, head.kind, w), rec, conf, w)
 

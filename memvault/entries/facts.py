@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memvault.entries.timeline import STOPWORDS, stem
+from memvault.entries.words import STOPWORDS, stem
 
 # A value is (kind, key, shown): the kind says what differs, the key compares, shown is the text.
 Value = tuple[str, str, str]

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from memvault.curate.facts import CANON, Facts, facts, facts_differ, number_keys
-from memvault.curate.facts import NEGATION_WORDS as ALL_NEGATIONS
-from memvault.entries.timeline import STOPWORDS, WORD_RE, stem
+from memvault.entries.facts import CANON, Facts, facts, facts_differ, number_keys
+from memvault.entries.facts import NEGATION_WORDS as ALL_NEGATIONS
+from memvault.entries.words import STOPWORDS, WORD_RE, stem
 
 EXTRA_STOP = frozenset({
     "user", "users", "they", "them", "their", "he", "she", "his", "her", "i", "we", "you", "me", "my",
@@ -48,14 +48,14 @@ class Sig:
         return facts(self.text)
 
 
-_IRREGULAR = {"paid": "pay", "ran": "run", "went": "go", "sent": "send", "made": "make", "took": "take",
+IRREGULAR = {"paid": "pay", "ran": "run", "went": "go", "sent": "send", "made": "make", "took": "take",
               "held": "hold", "kept": "keep", "bought": "buy", "chose": "choose", "chosen": "choose"}
 
 
 @lru_cache(maxsize=65536)
 def norm(word: str) -> str:
     """`stem`, a little less crude: running = run, jammed = jam, takes = take = tak, paid = pay."""
-    w = stem(_IRREGULAR.get(word, word))
+    w = stem(IRREGULAR.get(word, word))
     if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "aeiouls":
         w = w[:-1]
     if len(w) >= 5 and w.endswith("ing"):

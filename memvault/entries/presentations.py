@@ -1,0 +1,177 @@
+"""An entry's presentations, read from the files, and its retention under the vault's model.
+
+The seed's `_presentations` are the ticks at which a memory was encoded or strongly met again.
+memvault derives them, never stores them: the entry's own time, its `updated` date, each entry
+that `Reconfirms:` it, and each later entry that says the same thing (`similarity.same_fact`,
+curate's test for "said again", at `[curate] similarity`). Recalls (`search/access.py`) are the
+seed's `_access_count`; the caller passes them in, since they live in `.memvault/`.
+
+Finding what says the same as one entry compares it only with the later entries whose text
+contains enough of its words (`probes`), exact for curate's Dice threshold.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import accumulate
+from typing import Protocol
+
+from memvault.config.core import Config
+from memvault.config.curate import DEFAULTS as CURATE_DEFAULTS
+from memvault.entries import retention
+from memvault.entries.decay import elapsed_ticks, vault_params
+from memvault.entries.model import Event
+from memvault.entries.similarity import IRREGULAR, Sig, norm, same_fact, signature
+
+
+class Timeline(Protocol):
+    """What this module reads of `entries.timeline.Timeline` (which asks it, so no import)."""
+
+    @property
+    def config(self) -> Config: ...
+    @property
+    def events(self) -> Sequence[Event]: ...
+    @property
+    def by_id(self) -> Mapping[str, Event]: ...
+    @property
+    def reconfirmed_by(self) -> Mapping[str, Sequence[str]]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Retention:
+    value: float
+    status: retention.Status
+    presentations: int  # how many, the entry's own included
+    accesses: int
+    model: str = "exponential"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"value": float(f"{self.value:.6g}"), "status": self.status, "model": self.model,
+                "presentations": self.presentations, "accesses": self.accesses}
+
+
+class SaidAgain:
+    """The later entries that say the same as an entry (ids, oldest first), found on demand.
+
+    Comparing every pair costs n² (minutes on 100k entries), so one entry is compared only with
+    the later entries whose text contains enough of its words (`probes`, a substring test); the
+    rest cannot reach the similarity threshold. Answers are kept, so asking again is free.
+    """
+
+    def __init__(self, tl: Timeline, threshold: float | None = None):
+        self.tl = tl
+        self.threshold = float(threshold if threshold is not None else
+                               tl.config.section("curate", CURATE_DEFAULTS)["similarity"])
+        self._texts: list[Event] | None = None
+        self._times: list[datetime] = []
+        self._starts: list[int] = []
+        self._blob = ""
+        self._sigs: dict[str, Sig] = {}
+        self._later: dict[str, list[str]] = {}
+
+    def of(self, event: Event) -> list[str]:
+        if event.id not in self._later:
+            self._later[event.id] = self._find(event)
+        return self._later[event.id]
+
+    def _sig(self, event: Event) -> Sig:
+        if event.id not in self._sigs:
+            self._sigs[event.id] = signature(event.content)
+        return self._sigs[event.id]
+
+    def _find(self, event: Event) -> list[str]:
+        if event.timestamp is None or not event.content.strip():
+            return []
+        texts = self._corpus()
+        first = bisect_right(self._times, event.timestamp)  # in time order: only later ones repeat it
+        mine = self._sig(event)
+        groups, floor = probes(mine, self.threshold)
+        if floor > 0:
+            hits: Counter[int] = Counter()
+            for group in groups:
+                hits.update(self._containing(group, first))
+            candidates = sorted(i for i, n in hits.items() if n >= floor)
+        else:
+            candidates = list(range(first, len(texts)))
+        return [texts[i].id for i in candidates if same_fact(mine, self._sig(texts[i]), self.threshold)]
+
+    def _corpus(self) -> list[Event]:
+        """The dated entries in time order, and their lower-cased texts joined into one string
+        (one C-speed `find` per probe word instead of a Python loop over the entries)."""
+        if self._texts is None:
+            self._texts = [e for e in self.tl.events
+                           if e.timestamp is not None and self.tl.by_id.get(e.id) is e and e.content.strip()]
+            self._times = [e.timestamp for e in self._texts if e.timestamp is not None]
+            lows = [e.content.lower().replace("\0", " ") for e in self._texts]
+            self._starts = list(accumulate((len(x) + 1 for x in lows[:-1]), initial=0))
+            self._blob = "\0".join(lows)
+        return self._texts
+
+    def _containing(self, group: tuple[str, ...], first: int) -> set[int]:
+        """Indices (from `first`) of the entries whose text contains a string of `group`."""
+        found: set[int] = set()
+        for probe in group:
+            at = self._blob.find(probe, self._starts[first] if first < len(self._starts) else len(self._blob))
+            while at != -1:
+                found.add(bisect_right(self._starts, at) - 1)
+                at = self._blob.find(probe, at + 1)
+        return found
+
+
+def probes(sig: Sig, threshold: float) -> tuple[list[tuple[str, ...]], int]:
+    """For each word of `sig` (numbers and dates aside), strings one of which the lower-cased text
+    of any entry sharing that word contains; and how many of them such a text must contain to
+    say the same as `sig` at `threshold`.
+
+    Dice >= t needs an overlap of at least ⌈t·|a|/(2−t)⌉ words, at most `#`-many of them numbers
+    and dates (which are written in many ways, so not probed). A word's normal form
+    (`similarity.norm`) is a prefix of the word as written, but for `-ies` → `-y` (probed without
+    the `y`) and the irregular verbs (each form probed).
+    """
+    words = sorted(t for t in sig.tokens if not t.startswith("#"))
+    overlap = max(1, math.ceil(threshold * len(sig.tokens) / (2 - threshold) - 1e-9))
+    groups = [(w[:-1] if w.endswith("y") and len(w) > 1 else w, *IRREGULAR_FORMS.get(w, ())) for w in words]
+    return groups, overlap - (len(sig.tokens) - len(words))
+
+
+IRREGULAR_FORMS: dict[str, list[str]] = {}
+for _form, _base in IRREGULAR.items():
+    IRREGULAR_FORMS.setdefault(norm(_form), []).append(_form)
+
+
+def presentation_times(tl: Timeline, said: SaidAgain, event: Event, at: datetime) -> list[datetime]:
+    """When `event` was presented by `at`: written, updated, reconfirmed, said again (oldest first)."""
+    if event.timestamp is None:
+        return []
+    times = [event.timestamp]
+    if event.updated is not None and event.timestamp < event.updated <= at:
+        times.append(event.updated)
+    for rid in dict.fromkeys([*tl.reconfirmed_by.get(event.id, ()), *said.of(event)]):
+        ts = tl.by_id[rid].timestamp
+        if ts is not None and event.timestamp <= ts <= at:
+            times.append(ts)
+    return sorted(times)
+
+
+def retention_of(tl: Timeline, said: SaidAgain, event: Event, at: datetime,
+                 accesses: Mapping[str, int] | None = None) -> Retention:
+    """The entry's retention at `at` under the vault's `[decay]` model; an undated entry keeps it all."""
+    count = (accesses or {}).get(event.id, 0)
+    times = presentation_times(tl, said, event, at)
+    if not times:
+        return Retention(1.0, "active", 0, count, tl.config.decay_model)
+    cfg = tl.config
+    first, *rest = times
+    memory = retention.Memory(
+        age=elapsed_ticks(first, at, cfg.decay_tick),
+        repeats=tuple(elapsed_ticks(t, at, cfg.decay_tick) for t in rest),
+        importance=retention.band(event.importance, event.kind == "curated"),
+        accesses=count,
+    )
+    value = retention.retention(cfg.decay_model, memory, vault_params(cfg))
+    return Retention(value, retention.status(value), len(times), count, cfg.decay_model)
