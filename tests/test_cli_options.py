@@ -98,7 +98,10 @@ def test_json_before_the_subcommand_is_the_same_as_after(runner, tmp_path, monke
 
 def test_json_before_the_subcommand_gives_json_output(runner, sample_vault):
     first = runner.invoke(cli, ["--json", "list"])
-    assert first.exit_code == 0 and json.loads(first.stdout) == json.loads(runner.invoke(cli, ["list", "--json"]).stdout)
+    # Confidence decays between the two calls; everything else must be the same.
+    def steady(out: str) -> list[dict]:
+        return [{k: v for k, v in d.items() if k not in ("confidence", "retention")} for d in json.loads(out)]
+    assert first.exit_code == 0 and steady(first.stdout) == steady(runner.invoke(cli, ["list", "--json"]).stdout)
     assert json.loads(runner.invoke(cli, ["--json", "show", "2026-02-14T14:30"]).stdout)["id"] == "2026-02-14T14:30"
     for name in sorted(NO_JSON):  # a command without --json says so, in JSON, and does nothing
         result = runner.invoke(cli, ["--json", name, str(sample_vault / "neu")])
