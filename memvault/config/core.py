@@ -27,7 +27,7 @@ CORE_TYPES = ("observation", "belief", "decision", "correction")
 # below the file format, so it names the models rather than importing them.
 DECAY_MODELS = ("exponential", "ebbinghaus", "forgetting-curve")
 TICK_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-TICK_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
+TICK_RE = re.compile(r"(?<![\d.])(\d++(?:\.\d++)?)\s*+([smhdw])")  # anchored at a run of digits: linear in finditer too
 
 
 def tick_seconds(value: str) -> float:
