@@ -16,7 +16,7 @@ from memvault.cli import cli
 from memvault.config.core import Config
 from memvault.config.curate import DEFAULTS
 from memvault.curate.document import load_doc
-from memvault.curate.sections import Known, known_from, project_name, route
+from memvault.curate.sections import Known, known_from, named_projects, project_name, route
 from memvault.entries.model import Event
 from memvault.vault import Vault
 
@@ -268,7 +268,8 @@ def test_explain_and_the_plan_say_why_each_section(fresh, runner):
     assert "add to \u201cUser Preferences\u201d" in lines["2026-11-25T10:00"]
     assert "section: about the user's preferences (\u201cUser switched\u201d, \u201clight mode\u201d)" \
         in lines["2026-11-25T10:00"]
-    assert "section: about a project (\u201cProject\u201d, \u201claunches\u201d)" in lines["2026-11-27T12:00"]
+    assert ("section: about a project (\u201cProject\u201d, \u201claunches\u201d, \u201cAtlas\u201d, "
+            "a project the logs name)") in lines["2026-11-27T12:00"]
     assert "section: nothing in it points to a section ([curate] default_section)" in lines["2026-11-29T14:00"]
     plan = json.loads(runner.invoke(cli, ["--vault", str(fresh), "curate", "--json", "--at", "2026-11-30 12:00"]).output)
     by_text = {p["text"]: p for p in plan["proposals"]}
@@ -289,3 +290,24 @@ def test_a_section_named_by_with_says_so_once(vault_dir, runner):
     assert (merged["section"], merged["section_why"]) == ("Active Projects", "named by the --with command")
     assert merged["reason"].endswith("(merged p3, p7); section: named by the --with command")
     assert merged["reason"].count("section:") == 1
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    ("Use SQLite for the Atlas prototype; revisit at 10k users.", {"Atlas"}),
+    ("Kickoff for project Orion moved to Monday", {"Orion"}),
+    ("Projekt Hermes startet im März", {"Hermes"}),
+    ("New project idea: a garden planner", set()),  # a sentence's first word is no name
+    ("Our repo moved to GitHub", set()),
+    ("the atlas prototype", set()),  # not written as a name
+])
+def test_the_logs_name_projects_in_passing(text, names):
+    assert named_projects([text]) == frozenset(names)
+
+
+def test_a_project_the_logs_name_routes_a_fact_about_it():
+    doc = load_doc(b"# Long-Term Memory\n\n## Active Projects\n", Config(timezone="UTC"))
+    known = known_from(doc, RULES, ["Use SQLite for the Atlas prototype"])
+    fact = ev("Atlas CI now takes 6 minutes after splitting the integration tests", "correction")
+    found = route(fact, [], [], RULES, "Notes", known)
+    assert found.section == "Active Projects" and "a project the logs name" in found.why
+    assert route(fact, [], [], RULES, "Notes", known_from(doc, RULES)).section == "Notes"

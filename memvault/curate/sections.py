@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from memvault.curate.document import MemoryDoc, norm_section, plain_text
@@ -72,6 +72,11 @@ PARKING = {"notes", "scratch", "misc", "miscellaneous", "inbox", "archive", "tod
 # Words a bullet may start with that are no project's name ("User: ...", "Note: ...").
 NOT_NAMES = {"user", "note", "notes", "todo", "the", "we", "i", "it", "this", "lesson", "decision", "project",
              "update", "status", "next", "done", "idea", "ideas"}
+# Words that start a sentence before a project word without naming one ("New project", "Our repo").
+COMMON_STARTS = {"new", "old", "our", "my", "your", "their", "its", "that", "these", "those", "a", "an", "any", "each",
+                 "every", "first", "last", "next", "big", "main", "side", "pet", "open", "private", "public", "internal",
+                 "current", "previous", "upcoming", "planned", "major", "minor", "final", "initial", "weekly", "monthly",
+                 "der", "die", "das", "ein", "eine", "unser", "unsere", "neues", "neue", "neuer", "nächste", "nächstes"}
 
 ROUTE_CHARS = 2000
 TOKEN_RE = re.compile(r"[^\W_]+")
@@ -91,6 +96,7 @@ class Known:
 
     sections: tuple[str, ...] = ()
     projects: frozenset[str] = frozenset()
+    learned: frozenset[str] = frozenset()  # named as a project in the logs ("the Atlas prototype")
 
 
 def route(rep: Event, others: Sequence[Event], corrected: Sequence[Event], rules: Mapping[str, str],
@@ -124,9 +130,9 @@ def route(rep: Event, others: Sequence[Event], corrected: Sequence[Event], rules
     return Route(default, "nothing in it points to a section ([curate] default_section)")
 
 
-def known_from(doc: MemoryDoc, rules: Mapping[str, str]) -> Known:
-    """MEMORY.md's section names, and the projects its project section's bullets name
-    ("Atlas: started 2026-02-16" names Atlas)."""
+def known_from(doc: MemoryDoc, rules: Mapping[str, str], logs: Iterable[str] = ()) -> Known:
+    """MEMORY.md's section names, the projects its project section's bullets name
+    ("Atlas: started 2026-02-16" names Atlas), and those the `logs` name as projects."""
     names: set[str] = set()
     sect = doc.section(rules.get("#project", TEMPLATE["project"]))
     if sect is not None:
@@ -135,7 +141,27 @@ def known_from(doc: MemoryDoc, rules: Mapping[str, str]) -> Known:
                 name = project_name(plain_text(doc.lines[b.start]))
                 if name:
                     names.add(name)
-    return Known(tuple(s.name for s in doc.sections), frozenset(names))
+    return Known(tuple(s.name for s in doc.sections), frozenset(names), named_projects(logs) - names)
+
+
+# A capitalised name right before a project word ("the Atlas prototype", "Orion launch") or right
+# after one ("project Atlas", "Projekt Orion"): how people name a project in passing.
+NAMED_BEFORE_RE = re.compile(
+    r"\b([A-Z][\w-]{1,30})[ \t]+(?:project|prototype|repo|repository|launch|release|roadmap|rollout|migration|"
+    r"Projekt|Prototyp|Release)\b")
+NAMED_AFTER_RE = re.compile(r"\b(?:[Pp]roject|[Pp]rojekt)[ \t]+([A-Z][\w-]{1,30})\b")
+
+
+def named_projects(texts: Iterable[str]) -> frozenset[str]:
+    """The names the texts call projects; a common word at a sentence's start ("New project") is not one."""
+    out: set[str] = set()
+    for text in texts:
+        head = text[:ROUTE_CHARS]
+        for m in (*NAMED_BEFORE_RE.finditer(head), *NAMED_AFTER_RE.finditer(head)):
+            name = m.group(1)
+            if name.lower() not in NOT_NAMES and name.lower() not in COMMON_STARTS:
+                out.add(name)
+    return frozenset(out)
 
 
 def project_name(text: str) -> str | None:
@@ -173,6 +199,7 @@ def _about(rep: Event, others: Sequence[Event], corrected: Sequence[Event], know
             hits = [f"\u201c{h}\u201d" for h in words.find(KIND_RES[kind])]
             if kind == "project":
                 hits += [f"\u201c{n}\u201d, a project MEMORY.md names" for n in sorted(known.projects) if words.names(n)]
+                hits += [f"\u201c{n}\u201d, a project the logs name" for n in sorted(known.learned) if words.names(n)]
             if hits:
                 return kind, f"{ABOUT[kind]} ({', '.join(hits)})" + _whose(ev, rep, corrected)
     return None

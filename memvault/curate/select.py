@@ -458,7 +458,8 @@ class _Selector:
         """The section a new bullet goes to, and why (curate/sections.py); a correction is also
         routed by what it corrects."""
         if not hasattr(self, "_known"):
-            self._known = sections.known_from(self.doc, self.s.sections)
+            logs = (f"{e.title}\n{e.content}" for e in self.tl.events if e.kind == "log")
+            self._known = sections.known_from(self.doc, self.s.sections, logs)
         return sections.route(members[0], members[1:], self._corrected(members), self.s.sections,
                               self.s.default_section, self._known)
 
