@@ -152,11 +152,16 @@ NAMED_BEFORE_RE = re.compile(
 NAMED_AFTER_RE = re.compile(r"\b(?:[Pp]roject|[Pp]rojekt)[ \t]+([A-Z][\w-]{1,30})\b")
 
 
+PROJECT_STEMS = ("roject", "rojekt", "rototyp", "repo", "aunch", "elease", "oadmap", "ollout", "igration")
+
+
 def named_projects(texts: Iterable[str]) -> frozenset[str]:
     """The names the texts call projects; a common word at a sentence's start ("New project") is not one."""
     out: set[str] = set()
     for text in texts:
         head = text[:ROUTE_CHARS]
+        if not any(word in head for word in PROJECT_STEMS):  # most entries: skip the regexes
+            continue
         for m in (*NAMED_BEFORE_RE.finditer(head), *NAMED_AFTER_RE.finditer(head)):
             name = m.group(1)
             if name.lower() not in NOT_NAMES and name.lower() not in COMMON_STARTS:
