@@ -13,14 +13,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from memvault.config.core import Config
-from memvault.entries import decay, presentations
+from memvault.entries import decay
 from memvault.entries.markdown import link_parts, page_of
 from memvault.entries.model import Event, Problem
 from memvault.entries.render import iso
 from memvault.entries.words import STOPWORDS, WORD_RE, stem
+
+if TYPE_CHECKING:  # retention is asked for by few commands: its modules load on first use
+    from memvault.entries import presentations
 
 Status = Literal["live", "superseded", "expired", "future"]
 NEVER = datetime.min.replace(tzinfo=UTC)
@@ -403,6 +406,8 @@ class Timeline:
 
         Later entries that say the same count, so ask a timeline of the whole vault (a Vault's),
         not one of a few search candidates."""
+        from memvault.entries import presentations
+
         if self._said_again is None:
             self._said_again = presentations.SaidAgain(self)
         return presentations.retention_of(self, self._said_again, event, at, self.recalls)
