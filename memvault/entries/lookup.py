@@ -21,7 +21,7 @@ from memvault.entries.model import Event
 from memvault.entries.timeline import ID_SPACE_RE, LINK_RE, Timeline
 from memvault.errors import Ambiguous, InputError, NotFoundError
 
-__all__ = ["Found", "at_place", "find_event", "lookup", "place", "require_spec"]
+__all__ = ["Found", "at_place", "lookup", "place", "require_spec"]
 
 # `file#L12`, `file#L12-L14` (search's citation), `file:12`, `file:12:1:` (check's problems).
 PLACE_RE = re.compile(r"^(?P<file>[^\s#][^#]*?\.md)(?:#L(?P<a>[0-9]{1,9})(?:-L?(?P<b>[0-9]{1,9}))?|:(?P<line>[0-9]{1,9})(?::[0-9]{1,9})?:?)$")
@@ -72,11 +72,6 @@ class Found:
 
     def to_dict(self, spec: str) -> dict[str, str | None]:
         return {"how": self.how, "given": spec, "why": self.why}
-
-
-def find_event(timeline: Timeline, spec: str, files: Collection[str], root: str | None = None) -> Event:
-    """The event `spec` names (see `lookup`)."""
-    return lookup(timeline, spec, files, root).event
 
 
 def require_spec(spec: str) -> None:
