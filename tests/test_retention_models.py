@@ -169,3 +169,17 @@ def test_a_presentation_or_a_recall_never_lowers_retention(m, p, model, data):
     before = r.retention(model, m, p)
     assert r.retention(model, more, p) >= before - 1e-12
     assert r.retention(model, recalled, p) >= before - 1e-12
+
+
+def test_the_plot_draws_each_curve_where_the_table_says():
+    from memvault.entries.retention import plot
+
+    lines = plot("exponential", until=100, width=11, height=10).splitlines()
+    assert len(lines) == 13 and lines[0].startswith(" 1.0 |*")  # all three start at 1.0, together
+    assert lines[5].startswith(" 0.5 |-") and lines[9].startswith(" 0.1 |-")  # the thresholds
+    # 0.95^10 = 0.60 at the second column (10 ticks): row 0.6, all three importances alike
+    assert lines[4][len(" 0.6 |") + 1] == "*"
+    curve = plot("forgetting-curve", until=400, width=21, height=10).splitlines()
+    # after 400 ticks high importance is still active, low has faded below it
+    last = {line[len(" 0.0 |") + 20] if len(line) > len(" 0.0 |") + 20 else " ": line[:4] for line in curve[:11]}
+    assert float(last["H"]) > float(last["L"])

@@ -163,3 +163,23 @@ def table(model: str | Model, p: Params | None = None,
             cells.append(f"{value:.2f} {MARKS[status(value)]}")
         rows.append(f"| {level} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
+
+
+def plot(model: str | Model, p: Params | None = None, *, until: float = 400, width: int = 57, height: int = 10) -> str:
+    """A text chart of `table`'s curves: retention (rows, 1.0 at the top) against ticks since
+    written (columns, 0 to `until`), one letter per importance (H, M, L; `*` where two meet);
+    `-` marks the active and forgotten thresholds (0.5, 0.1) where no curve is."""
+    p = p or Params()
+    fn = MODELS[model] if isinstance(model, str) else model
+    grid = [[" "] * width for _ in range(height + 1)]
+    for y in (ACTIVE_ABOVE, FORGOTTEN_BELOW):
+        grid[round((1 - y) * height)] = ["-"] * width
+    for level in MULTIPLIERS:
+        for col in range(width):
+            value = min(1.0, max(0.0, fn(Memory(until * col / (width - 1), importance=level), p)))
+            row = round((1 - value) * height)
+            cell = grid[row][col]
+            grid[row][col] = level[0].upper() if cell in " -" else "*"
+    lines = [f"{1 - r / height:4.1f} |{''.join(cells)}".rstrip() for r, cells in enumerate(grid)]
+    axis = f"{0:<{width // 2}}{until / 2:g}"
+    return "\n".join([*lines, "     +" + "-" * width, f"      {axis:<{width - len(f'{until:g}')}}{until:g} ticks"])
