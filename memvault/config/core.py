@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from memvault.errors import ConfigError
 
 CONFIG_NAME = "memvault.toml"
-CORE_TYPES = ("observation", "belief", "decision", "correction")
+CORE_TYPES = ("observation", "belief", "decision", "correction", "procedure")
 
 # The names memvault/entries/decay.py implements (a test keeps the two equal): config sits
 # below the file format, so it names the models rather than importing them.
