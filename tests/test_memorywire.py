@@ -320,6 +320,16 @@ def test_hard_forget_removes_the_lines_and_history_shows_the_deletion(store, roo
     assert [c["change"] for c in history["commits"]] == ["added", "deleted"]
 
 
+def test_hard_forget_refuses_an_entry_another_one_names(store, root):
+    old = remember(store, "Die Miete ist 900 Euro")
+    vault = fresh(root)
+    log_entry(vault, "Die Miete ist jetzt 950 Euro", type="correction", supersedes=old["id"])
+    with pytest.raises(Refused, match=r"is named by .*forget it softly"):
+        call(store, "forget", {"agent_id": "a", "ids": [old["id"]], "hard_delete": True})
+    assert old["id"] in log_files(root)[0].read_text(encoding="utf-8")
+    assert call(store, "forget", {"agent_id": "a", "ids": [old["id"]]})["forgotten_ids"] == [old["id"]]
+
+
 def test_hard_forget_in_the_middle_keeps_the_file_tidy(store, root):
     ids = [remember(store, f"Punkt {n}: Regal {n} ist voll")["id"] for n in range(3)]
     call(store, "forget", {"agent_id": "a", "ids": [ids[1]], "hard_delete": True})

@@ -147,7 +147,7 @@ class MemoryStore:
         k, fusion = request.get("k", 5), request.get("fusion", "rrf")
         days = request.get("fresher_than_days")
         since = None if days is None else vault.now() - timedelta(days=days)
-        n = max(4 * k, 20)
+        n = max(4 * k, 20) if flt or types else k  # without filters every hit is kept
         while True:  # filters the index does not know take some hits: ask for more
             hits = search_vault(vault, request["query"], limit=n, since=since, record_access=False)
             kept = [h for h in hits if h.event is not None and mw.matches(h.event, flt)
@@ -198,6 +198,11 @@ class MemoryStore:
             chosen = [e for e in tl.events if tl.by_id.get(e.id) is e and forgettable(e) is None and mw.matches(e, flt)]
         hard = bool(request.get("hard_delete"))
         if hard:
+            for ev in chosen:  # a reference to a removed entry breaks `check` (MV011) and so every commit
+                named_by = [*tl.superseded_by.get(ev.id, ()), *tl.reconfirmed_by.get(ev.id, ()), *tl.cited_by(ev)]
+                if named_by:
+                    raise Refused(f"{ev.id} is named by {', '.join(named_by)}; removing it would leave that reference "
+                                  "dangling: forget it softly (hard_delete false); nothing was forgotten")
             done = forget_hard(vault, chosen)
         else:
             chosen = [e for e in chosen if tl.status(e, now) != "forgotten"]
