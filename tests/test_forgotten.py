@@ -101,3 +101,11 @@ def test_an_edit_that_forgets_counts_as_an_edit_for_the_watcher(root):
     new = type(old)(**{**{f: getattr(old, f) for f in old.__dataclass_fields__},
                        "forgotten": at(6) + timedelta(hours=1)})
     assert diff_events("memory/2026-03-02.md", "M", [old], [new]).edited == [new]
+
+
+def test_curate_leaves_a_forgotten_entry_out_and_says_why(root):
+    from memvault.curate.promote import plan_curation
+
+    plan = plan_curation(Vault.open(root), at=at(9), everything=True)
+    reason = plan.decisions["2026-03-02T09:00"].reason
+    assert reason == "forgotten 2026-03-05T10:00:00+01:00"
