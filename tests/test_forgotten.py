@@ -109,3 +109,12 @@ def test_curate_leaves_a_forgotten_entry_out_and_says_why(root):
     plan = plan_curation(Vault.open(root), at=at(9), everything=True)
     reason = plan.decisions["2026-03-02T09:00"].reason
     assert reason == "forgotten 2026-03-05T10:00:00+01:00"
+
+
+def test_a_tombstone_under_a_freeform_section_forgets_its_notes(root):
+    (root / "memory" / "2026-03-03.md").write_text(
+        "# 2026-03-03\n\n## Einkauf\n\n- Hafermilch\n- Kaffeebohnen\n\nForgotten: 2026-03-04T08:00+01:00\n",
+        encoding="utf-8")
+    tl = Vault.open(root).timeline
+    note = next(e for e in tl.events if e.file == "memory/2026-03-03.md" and e.is_note and "Hafermilch" in e.content)
+    assert tl.status(note, at(3, 20)) == "live" and tl.status(note, at(4, 9)) == "forgotten"

@@ -394,6 +394,12 @@ def test_merge_refusals(store):
         call(store, "merge", {"agent_id": "a", "canonical": c["id"], "duplicates": [c["id"]]})
     with pytest.raises(NotFoundError, match=r"merge request \$\.duplicates\[0\]"):
         call(store, "merge", {"agent_id": "a", "canonical": c["id"], "duplicates": ["nope"]})
+    other = remember(store, "Kai hört gern Jazz")
+    call(store, "forget", {"agent_id": "a", "ids": [c["id"]]})
+    with pytest.raises(Refused, match=r"\$\.canonical: .* is forgotten"):
+        call(store, "merge", {"agent_id": "a", "canonical": c["id"], "duplicates": [other["id"]]})
+    with pytest.raises(Refused, match=r"\$\.duplicates\[0\]: .* is already forgotten"):
+        call(store, "merge", {"agent_id": "a", "canonical": other["id"], "duplicates": [c["id"]]})
 
 
 # -- expire -------------------------------------------------------------------------------------

@@ -58,6 +58,12 @@ def test_approval_required_stages_the_write_and_approve_writes_it(store, root):
         approve(store, got["id"], "lena@example.com")
 
 
+def test_a_server_names_its_own_approval_url(root):
+    store = MemoryStore(Vault.open(root), approval_url="http://127.0.0.1:8765/v0/review-queue/")
+    got = call(store, "remember", ask("Lieferung kommt Donnerstag"))
+    assert got["approval_url"] == f"http://127.0.0.1:8765/v0/review-queue/{got['id']}"
+
+
 def test_reject_drops_it_and_keeps_the_decision(store, root):
     before = texts(root)
     got = call(store, "remember", ask("Tom kündigt nächste Woche"))

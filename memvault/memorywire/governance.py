@@ -54,10 +54,10 @@ def now_ms() -> int:
 class Queue:
     """The staged operations of one vault."""
 
-    def __init__(self, root: Path, config: Config):
+    def __init__(self, root: Path, config: Config, base: str | None = None):
         self.path = Path(root) / DERIVED_DIR / QUEUE_FILE
         self.lock = self.path.with_suffix(".lock")
-        self.base = str(settings(config)["approval_url"])
+        self.base = base or str(settings(config)["approval_url"])
 
     def url(self, item_id: str) -> str:
         return self.base + item_id

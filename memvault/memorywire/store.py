@@ -42,10 +42,12 @@ def new_id() -> str:
 class MemoryStore:
     """The memorywire `MemoryStore` over one vault (synchronous: a server runs it in a thread)."""
 
-    def __init__(self, vault: ParsedVault):
+    def __init__(self, vault: ParsedVault, *, approval_url: str | None = None):
+        """`approval_url`: where a staged operation is reviewed (its id is appended); default
+        `[memorywire] approval_url` (a server passes its own address)."""
         self.root = vault.root
         self.config = vault.config
-        self.queue = Queue(self.root, self.config)
+        self.queue = Queue(self.root, self.config, approval_url)
 
     def _fresh(self) -> Vault:
         return Vault(self.root, self.config)
@@ -219,6 +221,8 @@ class MemoryStore:
         canonical = _named(vault, request["canonical"], "$.canonical")
         dups = [_named(vault, ref, f"$.duplicates[{i}]") for i, ref in enumerate(request["duplicates"])]
         now = vault.now()
+        if vault.timeline.status(canonical, now) == "forgotten":
+            raise Refused(f"merge request $.canonical: {canonical.id} is forgotten; merge into a live entry")
         for i, dup in enumerate(dups):
             why = forgettable(dup)
             if dup.id == canonical.id or why or vault.timeline.status(dup, now) == "forgotten":
