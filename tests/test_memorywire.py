@@ -471,3 +471,26 @@ def test_health_and_capabilities(store):
     assert {"semantic", "episodic", "procedural", "emotional", "fts", "recall_tracking"} <= store.capabilities
     assert isinstance(store.capabilities, set)
 
+
+
+def test_forgetting_while_others_remember_loses_nothing(root):
+    from concurrent.futures import ThreadPoolExecutor
+
+    first = [remember(MemoryStore(Vault.open(root)), f"Altes Faktum {n} über Regal {n}")["id"] for n in range(8)]
+
+    def work(n: int) -> str | None:
+        store = MemoryStore(Vault.open(root))
+        if n % 2:
+            call(store, "forget", {"agent_id": "a", "ids": [first[n // 2]]})
+            return None
+        return remember(store, f"Neues Faktum {n} über Kiste {n}")["id"]
+
+    with ThreadPoolExecutor(6) as pool:
+        added = [i for i in pool.map(work, range(16)) if i]
+    vault = fresh(root)
+    tl = vault.timeline
+    assert all(tl.status(tl.by_id[i]) == "live" for i in added) and len(added) == 8
+    assert [tl.status(tl.by_id[i]) for i in first] == ["forgotten"] * 8
+    text = "".join(p.read_text(encoding="utf-8") for p in log_files(root))
+    assert all(text.count(f"Id: {i}\n") == 1 for i in added + first) and text.count("Forgotten: ") == 8
+    assert not vault.problems
