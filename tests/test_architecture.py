@@ -28,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"write"},
     {"history", "curate", "watch"},
     {"vault"},
-    {"status", "demo"},
+    {"status", "demo", "memorywire"},
     {"cli"},
     {"__main__"},
 ]

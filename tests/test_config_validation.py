@@ -17,6 +17,7 @@ from memvault.config.curate import DEFAULTS as CURATE
 from memvault.entries.retention import DEFAULTS as RETENTION_DEFAULTS
 from memvault.errors import ConfigError
 from memvault.history.timetravel import HISTORY_DEFAULTS
+from memvault.memorywire.governance import MEMORYWIRE_DEFAULTS
 from memvault.search.index.core import INDEX_DEFAULTS
 from memvault.search.weights import SEARCH_DEFAULTS
 from memvault.watch.watcher import DEFAULTS as WATCH
@@ -120,7 +121,8 @@ def test_the_schema_names_exactly_the_settings_the_modules_read():
     for table, keys in defaults.items():
         assert set(SCHEMA[table]) == set(keys), table
     assert set(SCHEMA["decay"]) == set(RETENTION_DEFAULTS)
-    assert set(SCHEMA) == {*defaults, "vault", "decay", "memory"}
+    assert set(SCHEMA["memorywire"]) == set(MEMORYWIRE_DEFAULTS)
+    assert set(SCHEMA) == {*defaults, "vault", "decay", "memory", "memorywire"}
 
 
 def test_a_staged_config_is_checked_the_same_way(tmp_path):

@@ -59,6 +59,8 @@ RULES: dict[str, Rule] = {r.code: r for r in (
     Rule("MV210", "error", "Supersedes or Reconfirms line inside the entry body (read as text)"),
     Rule("MV211", "error", "Review or Reviewed value not understood"),
     Rule("MV212", "error", "Supersedes given twice naming different entries"),
+    Rule("MV220", "error", "Forgotten is not a date-time (and optional reason)"),
+    Rule("MV221", "error", "Metadata is not a JSON object"),
     Rule("MV301", "error", "bad date in a MEMORY.md annotation"),
     Rule("MV303", "warning", "MEMORY.md bullet outside any section"),
     Rule("MV304", "warning", "MEMORY.md over its size budget"),

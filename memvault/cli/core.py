@@ -25,7 +25,7 @@ from memvault.cli._common import (
     tally,
 )
 
-TYPE_HELP = "Observation, belief, decision, correction or a type from [vault] extra_types."
+TYPE_HELP = "Observation, belief, decision, correction, procedure or a type from [vault] extra_types."
 
 
 @cli.command(uses_vault=False)  # it makes one: no --vault (cli/_common.py, _SharedOptions)

@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from memvault.errors import ConfigError
 
 CONFIG_NAME = "memvault.toml"
-CORE_TYPES = ("observation", "belief", "decision", "correction")
+CORE_TYPES = ("observation", "belief", "decision", "correction", "procedure")
 
 # The names memvault/entries/decay.py implements (a test keeps the two equal): config sits
 # below the file format, so it names the models rather than importing them.
@@ -165,6 +165,11 @@ SCHEMA: dict[str, dict[str, Want]] = {
         "sections": table_of(TEXT, "rule = section name"),
     },
     "hook": {"judge": one_of("all", "changed-lines")},
+    # memorywire/governance.py MEMORYWIRE_DEFAULTS: which operations wait for a reviewer
+    "memorywire": {"approval": Want(lambda v: v in ("none", "all") or (isinstance(v, list) and all(
+                       x in ("remember", "forget", "merge") for x in v)),
+                       "\"none\", \"all\" or a list of operations among \"remember\", \"forget\", \"merge\""),
+                   "approval_url": TEXT, "demote": number(0, 1, above=True)},
     "checks": {"disable": Want(lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
                                "a list of codes such as \"MV014\"")},
 }

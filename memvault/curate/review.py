@@ -196,7 +196,7 @@ def _gist(reason: str) -> str:
     superseded it, or when it expired, is `--explain`'s to say. `before --since T` keeps its T."""
     cut = min((i for i in (reason.find(": "), reason.find(" ("), reason.find(" and ")) if i > 0), default=len(reason))
     gist = reason[:cut].strip()
-    for general in ("superseded", "expired"):
+    for general in ("superseded", "expired", "forgotten"):
         if gist.startswith(general + " "):
             return general
     return gist

@@ -339,6 +339,7 @@ class _EntryFile:
             source=values.get("source", defaults.get("source")),
             importance=values.get("importance", defaults.get("importance")),
             expires=values.get("expires"),
+            forgotten=values.get("forgotten"),
             scope=values.get("scope", defaults.get("scope")),
             supersedes=values.get("supersedes"),
             reconfirms=reconfirms,

@@ -6,8 +6,9 @@ lines between them allowed, none inside fenced code), so prose such as `Note: â€
 
 from __future__ import annotations
 
+import json
 import re
-from datetime import tzinfo
+from datetime import datetime, tzinfo
 from typing import Any
 
 from memvault.entries.model import Problem
@@ -19,13 +20,16 @@ from memvault.textsafety import clean_invisible, invisible_in
 META_KEYS = (
     "id", "supersedes", "reconfirms", "confidence", "tags",
     "source", "importance", "expires", "scope", "review", "reviewed",
+    "forgotten", "agent-id", "user-id", "metadata",
 )  # fmt: skip
 REPEATABLE = ("tags", "reconfirms", "reviewed")  # lines that add up; any other key given twice: the last wins
 # `Review:` and `Reviewed:` are common words in prose ("Review: PR #42 merged"): they are metadata
 # only when the value starts with a digit, as a duration or a date does, so such a line at the end
 # of an entry or a freeform note stays searchable text instead of becoming an MV211 error.
+# The same for `Forgotten:` (a tombstone starts with its time) and `Metadata:` (a JSON object,
+# so its value starts with `{`): "Forgotten: my keys" at the end of an entry stays its text.
 META_RE = re.compile(
-    r"^(?!review(?:ed)?[ \t]*+:[ \t]*+(?![0-9]))"
+    r"^(?!(?:review(?:ed)?|forgotten)[ \t]*+:[ \t]*+(?![0-9]))(?!metadata[ \t]*+:[ \t]*+(?!\{))"
     r"(?P<key>" + "|".join(META_KEYS) + r")[ \t]*:[ \t]*+(?P<value>(?:.*[^ \t\n])?)[ \t]*$", re.IGNORECASE
 )
 
@@ -107,6 +111,17 @@ class Meta:
             if when is None:
                 self._bad(line, f"Expires: {value!r} is not an ISO date or date-time from {RANGE_TEXT}", "MV204")
             return when
+        if key == "forgotten":
+            when, _ = split_forgotten(value, self.tz)
+            if when is None:
+                self._bad(line, f"Forgotten: {value!r} is not an ISO date-time (optionally followed by ', reason')",
+                          "MV220")
+            return when
+        if key == "metadata":
+            if not isinstance(read_metadata(value), dict):
+                self._bad(line, f"Metadata: {value[:60]!r} is not a JSON object on one line", "MV221")
+                return None
+            return value
         if key in ("review", "reviewed"):
             read = parse_plan(value) if key == "review" else parse_reviewed(value, self.tz)
             if isinstance(read, str):
@@ -124,6 +139,20 @@ class Meta:
 
     def _bad(self, line: int, message: str, code: str, severity: str = "error") -> None:
         self.problems.append(Problem(self.path, line, message, severity, code))  # type: ignore[arg-type]
+
+
+def split_forgotten(value: str, tz: tzinfo) -> tuple[datetime | None, str]:
+    """A `Forgotten:` value: (its time, the reason after the first comma, "" without one)."""
+    when, _, reason = value.partition(",")
+    return parse_when_value(when.strip(), tz), reason.strip()
+
+
+def read_metadata(value: str) -> Any:
+    """A `Metadata:` value: the JSON it holds, or None when it is none."""
+    try:
+        return json.loads(value)
+    except ValueError:
+        return None
 
 
 def _same(first: str, second: str) -> bool:

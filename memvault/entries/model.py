@@ -75,6 +75,7 @@ class Event:
     sources: tuple[str, ...] = ()
     meta: dict[str, str] = field(default_factory=dict)
     path: tuple[str, ...] = ()
+    forgotten: datetime | None = None  # a `Forgotten:` tombstone: not live from then on
 
     @property
     def is_note(self) -> bool:

@@ -326,6 +326,7 @@ class NoteFile:
             source=values.get("source", d.get("source")),
             importance=values.get("importance", d.get("importance")),
             expires=values.get("expires"),
+            forgotten=values.get("forgotten"),
             scope=values.get("scope", d.get("scope")),
             supersedes=values.get("supersedes") if first else None,
             reconfirms=tuple(meta.reconfirms) if first and meta else (),

@@ -8,6 +8,9 @@ from memvault.entries.markdown import inline_tags
 from memvault.entries.model import Event
 
 CANONICAL_TYPES = {"observation": "Observation", "belief": "Belief", "decision": "Decision", "correction": "Correction"}
+# Metadata kept only in `Event.meta` (raw values), written back as read: who wrote an entry and
+# the request's own metadata (memorywire, docs/memorywire.md).
+META_LABELS = {"agent-id": "Agent-Id", "user-id": "User-Id", "metadata": "Metadata"}
 BLOCK_STARTS = ("-", "*", "+", ">", "|", "```", "~~~", "    ", "\t")
 
 
@@ -49,6 +52,7 @@ def metadata_lines(event: Event, *, with_id: bool) -> list[str]:
         lines.append(f"Scope: {event.scope}")
     if event.expires is not None:
         lines.append(f"Expires: {event.expires.isoformat()}")
+    lines.extend(f"{label}: {event.meta[key]}" for key, label in META_LABELS.items() if event.meta.get(key))
     return lines
 
 

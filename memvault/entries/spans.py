@@ -21,7 +21,7 @@ BEFORE_ALL = datetime.min.replace(tzinfo=UTC)
 
 
 def _change_points(timeline: Timeline, ev: Event) -> list[datetime]:
-    points = [t for t in (timeline.start(ev), ev.expires) if t is not None]
+    points = [t for t in (timeline.start(ev), ev.expires, ev.forgotten) if t is not None]
     by_id = timeline.by_id
     points += [ts for s in timeline.superseded_by.get(ev.id, ()) if (ts := by_id[s].timestamp) is not None]
     return sorted(set(points))

@@ -25,7 +25,7 @@ from memvault.entries.words import STOPWORDS, WORD_RE, stem
 if TYPE_CHECKING:  # retention is asked for by few commands: its modules load on first use
     from memvault.entries import presentations
 
-Status = Literal["live", "superseded", "expired", "future"]
+Status = Literal["live", "superseded", "expired", "forgotten", "future"]
 NEVER = datetime.min.replace(tzinfo=UTC)
 
 ID_SPACE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})[ T](\d{1,2}:\d{2})(-\d+)?$")
@@ -379,10 +379,12 @@ class Timeline:
         return None
 
     def status(self, event: Event, at: datetime | None = None) -> Status:
-        """Live when written at or before `at`, not superseded by then, not expired by then."""
+        """Live when written at or before `at`, not forgotten, superseded or expired by then."""
         start = self.start(event) if event.kind == "curated" else event.timestamp
         if at is not None and start is not None and start > at:
             return "future"
+        if event.forgotten is not None and event.forgotten <= (at or datetime.now(UTC)):
+            return "forgotten"  # a tombstone (`Forgotten:`, docs/format.md) says it outright
         if self.superseder_at(event, at) is not None:
             return "superseded"
         if event.expires is not None and event.expires <= (at or datetime.now(UTC)):
@@ -452,6 +454,7 @@ class Timeline:
             "source": event.source,
             "scope": event.scope,
             "expires": iso(event.expires),
+            "forgotten": iso(event.forgotten),
             "file": event.file,
             "line": event.line,
             "end_line": event.end_line,

@@ -35,14 +35,15 @@ from memvault.parsed import parser_fingerprint
 from memvault.sqlutil import in_chunks
 
 CACHE_FILE = "history.sqlite"
-SCHEMA = 3  # 2: live intervals stored beside the events; 3: a note's heading path
+SCHEMA = 4  # 2: live intervals stored beside the events; 3: a note's heading path; 4: Forgotten:
 # Event fields stored per cached event, in this order.
 FIELDS = (
     "id", "type", "timestamp", "content", "file", "line", "end_line", "kind", "title", "heading",
     "confidence0", "tags", "links", "block_ids", "source", "importance", "expires", "scope",
     "supersedes", "reconfirms", "explicit_id", "category", "updated", "previous", "sources", "meta", "path",
+    "forgotten",
 )  # fmt: skip
-TIME_FIELDS = {"timestamp", "expires", "updated"}
+TIME_FIELDS = {"timestamp", "expires", "updated", "forgotten"}
 TUPLE_FIELDS = {"tags", "links", "block_ids", "reconfirms", "sources", "path"}
 
 

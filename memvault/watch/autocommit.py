@@ -53,7 +53,7 @@ class CommitResult:
 
 def _fingerprint(ev: Event) -> tuple:
     return (ev.type, ev.timestamp, ev.content, ev.tags, ev.supersedes, ev.reconfirms,
-            ev.confidence0, ev.importance, ev.expires, ev.scope, ev.source, ev.category)
+            ev.confidence0, ev.importance, ev.expires, ev.scope, ev.source, ev.category, ev.forgotten)
 
 
 def diff_events(path: str, status: str, old: list[Event], new: list[Event]) -> FileChange:

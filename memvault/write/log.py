@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,7 +12,7 @@ from memvault import derived_db
 from memvault.config.core import CONFIG_NAME, Config, local_zone_name, parse_toml, valid_zone
 from memvault.entries.daily import parse_log
 from memvault.entries.model import Event
-from memvault.entries.render import render_entry
+from memvault.entries.render import META_LABELS, render_entry
 from memvault.entries.values import parse_importance
 from memvault.errors import Ambiguous, GitError, InputError, MemvaultError, NotFoundError, Refused
 from memvault.fsio import append_spacing, atomic_write, decode_text, encode_like, locked, rewrite
@@ -22,6 +23,7 @@ from memvault.write.guard import (
     check_entry_options,
     check_entry_text,
     check_entry_times,
+    check_value,
     check_wall_clock,
     check_written,
 )
@@ -119,11 +121,16 @@ def log_entry(
     entry_id: str | None = None,
     check_refs: bool = True,
     future: bool = False,
+    meta: Mapping[str, str] | None = None,
+    fresh_id: bool = False,
 ) -> Event:
     """Append an entry to its day's log, in time order, under the vault's write lock.
 
     `importance` is a number 0-1, or a word or number as an `Importance:` line takes it. A time
-    after now is refused unless `future`; an `expires` at or before the entry's time always is."""
+    after now is refused unless `future`; an `expires` at or before the entry's time always is.
+    `meta`: more metadata lines by key (`agent-id`, `user-id`, `metadata`: render.META_LABELS).
+    `fresh_id`: `entry_id` is new by construction (random), so the vault is not parsed to look
+    for it (a full parse, seconds on a large vault)."""
     importance = _importance(importance)
     etype = type.lower()
     if etype not in vault.config.types:
@@ -133,7 +140,8 @@ def log_entry(
     body = check_entry_text(text)
     check_entry_options(source=source, scope=scope, tags=tags, supersedes=supersedes, reconfirms=reconfirms,
                         entry_id=entry_id)
-    if entry_id is not None:
+    extra = _extra_meta(meta or {})
+    if entry_id is not None and not fresh_id:
         _check_id(vault, entry_id)
     if at is not None:  # 02:30 on a spring-forward night: refused, not silently written as 03:30
         check_wall_clock(at, vault.config.timezone)
@@ -148,7 +156,7 @@ def log_entry(
         id=entry_id or "", type=etype, timestamp=when, content=body, file="", line=0, end_line=0,
         confidence0=1.0 if confidence is None else confidence, importance=importance,
         tags=tuple(t.lower().lstrip("#") for t in tags if t.strip()), source=source, scope=scope, expires=expires,
-        supersedes=supersedes, reconfirms=tuple(reconfirms), explicit_id=entry_id is not None,
+        supersedes=supersedes, reconfirms=tuple(reconfirms), explicit_id=entry_id is not None, meta=extra,
     )
     path = vault.log_path_for(when.date().isoformat())
     rel = path.relative_to(vault.root).as_posix()
@@ -171,6 +179,14 @@ def log_entry(
         if ev.line == line:
             return ev
     raise MemvaultError(f"{rel}: the new entry at line {line} did not parse back; please report this")  # pragma: no cover
+
+
+def _extra_meta(meta: Mapping[str, str]) -> dict[str, str]:
+    """The extra metadata lines, each one line under a key `render` writes."""
+    unknown = sorted(set(meta) - set(META_LABELS))
+    if unknown:
+        raise InputError(f"no metadata line {', '.join(unknown)}; known: {', '.join(META_LABELS)}")
+    return {k: check_value(v.strip(), META_LABELS[k] + ":") for k, v in meta.items() if v.strip()}
 
 
 def _importance(value: float | str | None) -> float | None:

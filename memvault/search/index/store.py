@@ -67,7 +67,7 @@ CREATE INDEX IF NOT EXISTS ref_scopes_src ON ref_scopes(src_rowid);
 CREATE TABLE IF NOT EXISTS terms (term TEXT PRIMARY KEY, docs INTEGER NOT NULL) WITHOUT ROWID;
 """
 
-DATETIME_FIELDS = ("timestamp", "expires", "updated")
+DATETIME_FIELDS = ("timestamp", "expires", "updated", "forgotten")
 TUPLE_FIELDS = ("tags", "links", "block_ids", "reconfirms", "sources", "path")
 
 

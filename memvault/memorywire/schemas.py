@@ -1,0 +1,91 @@
+"""The memorywire JSON Schemas (Draft 2020-12) shipped in `schemas/`, and validation against them.
+
+The schemas are written from the spec (memorywire v0.1): the five requests, their responses (for
+merge and expire the spec's guidance shapes), the governance review and response, and the
+procedural memory's FSM. `jsonschema` is imported on first validation only: it is in the
+`serve` and `test` extras, so the core install stays small, and a missing package is one clear
+error instead of an ImportError.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from memvault.errors import InputError, MemvaultError, NotFoundError
+
+SUFFIX = ".json"
+
+
+@cache
+def schema_names() -> tuple[str, ...]:
+    """The names `schema(name)` answers (`remember`, `remember.response`, `procedure`, ...)."""
+    folder = resources.files("memvault.memorywire").joinpath("schemas")
+    return tuple(sorted(p.name[: -len(SUFFIX)] for p in folder.iterdir() if p.name.endswith(SUFFIX)))
+
+
+def schema(name: str) -> dict[str, Any]:
+    """The schema `name` (with or without `.json`) as a new dict; NotFoundError for another name."""
+    return json.loads(_text(name.removesuffix(SUFFIX)))
+
+
+@cache
+def _text(name: str) -> str:
+    if name not in schema_names():
+        raise NotFoundError(f"no memorywire schema {name!r}; known: {', '.join(schema_names())}")
+    return resources.files("memvault.memorywire").joinpath("schemas", name + SUFFIX).read_text(encoding="utf-8")
+
+
+@cache
+def _validator(name: str) -> Any:
+    try:
+        from jsonschema import Draft202012Validator
+    except ImportError as exc:  # pragma: no cover - the test extra installs it
+        raise MemvaultError("memorywire validates requests with the jsonschema package, which is not installed: "
+                            "pip install 'memvault[serve]'") from exc
+    return Draft202012Validator(schema(name))
+
+
+def json_path(parts: Iterable[Any]) -> str:
+    """`$.filter.tags[0]` for the parts of a place in a JSON document."""
+    out = "$"
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def problem(name: str, instance: Any) -> tuple[str, str] | None:
+    """(JSON path, message) of the most relevant way `instance` fails schema `name`, or None."""
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_validator(name).iter_errors(instance))
+    if error is None:
+        return None
+    path = list(error.absolute_path)
+    if error.validator == "required":  # name the missing member itself, not its parent
+        missing = next((k for k in error.validator_value if isinstance(error.instance, dict) and k not in error.instance), None)
+        if missing is not None:
+            return json_path([*path, missing]), "is required"
+    return json_path(path), error.message
+
+
+def check_request(op: str, request: Any, where: str = "request") -> None:
+    """InputError (a usage error: exit 2, HTTP 400) naming the JSON path where `request` fails
+    the operation's schema."""
+    found = problem(op, request)
+    if found is not None:
+        raise InputError(f"{op} {where} {found[0]}: {found[1]}")
+
+
+def check_response(op: str, response: dict[str, Any]) -> None:
+    """A response that fails its schema is memvault's bug, not the caller's: a plain MemvaultError."""
+    name = f"{op}.response"
+    if name not in schema_names():
+        return
+    found = problem(name, response)
+    if found is not None:
+        raise MemvaultError(f"{op} response {found[0]}: {found[1]} (memvault's answer breaks the schema; "
+                            "please report this)")
