@@ -165,6 +165,10 @@ SCHEMA: dict[str, dict[str, Want]] = {
         "sections": table_of(TEXT, "rule = section name"),
     },
     "hook": {"judge": one_of("all", "changed-lines")},
+    "retention": {"forget_below": RATIO, "max_live": number(0, whole=True), "archive": FLAG,
+                  "archive_dir": Want(lambda v: _vault_glob(v) and not any(c in v for c in "*?[")
+                                      and v.split("/")[0] != ".memvault",
+                                      "a vault-relative folder such as \"forgotten\" (not under .memvault)")},
     "checks": {"disable": Want(lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
                                "a list of codes such as \"MV014\"")},
 }

@@ -273,6 +273,8 @@ class _Selector:
             return f"superseded by {self.tl.superseder_at(ev, self.at)}"
         if status == "expired":
             return f"expired {ev.expires.isoformat() if ev.expires else ''}".strip()
+        if status == "forgotten":
+            return "forgotten by memvault maintain (docs/retention.md#maintenance)"
         return "written after the curation time"
 
     def _leave(self, ev: Event, reason: str, **facts: Any) -> None:

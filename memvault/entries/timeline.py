@@ -2,7 +2,8 @@
 
 `build_timeline(events)` resolves every `Supersedes:`/`Reconfirms:` reference once and gives
 a `Timeline`. `Timeline.status(event, at)` is the single place that decides whether an entry
-is live, superseded, expired or not yet written at a time; every query goes through it.
+is live, superseded, expired, forgotten (by `memvault maintain`, memvault/forgotten.py) or not
+yet written at a time; every query goes through it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from memvault.config.core import Config
 from memvault.entries import decay
@@ -25,12 +26,20 @@ from memvault.entries.words import STOPWORDS, WORD_RE, stem
 if TYPE_CHECKING:  # retention is asked for by few commands: its modules load on first use
     from memvault.entries import presentations
 
-Status = Literal["live", "superseded", "expired", "future"]
+Status = Literal["live", "superseded", "expired", "forgotten", "future"]
 NEVER = datetime.min.replace(tzinfo=UTC)
 
 ID_SPACE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})[ T](\d{1,2}:\d{2})(-\d+)?$")
 LINK_RE = re.compile(r"^!?\[\[([^\]|]+?)(?:\|[^\]]*)?\]\]$")
 DATE_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
+
+
+class Forgetting(Protocol):
+    """What the timeline asks of maintain's record (memvault/forgotten.py `Forgotten`, a room
+    above this one): whether an entry is forgotten at a time, and when that can change."""
+
+    def hides(self, event: Event, at: datetime) -> bool: ...
+    def change_points(self, event: Event) -> list[datetime]: ...
 
 
 def sort_key(event: Event) -> tuple[datetime, str, int]:
@@ -215,6 +224,7 @@ class Timeline:
     # precomputed intervals (history/sweep.py) know each entry alone.
     sourced_start: bool = True
     recalls: Mapping[str, int] = {}  # access counts by id, set by whoever read them (Vault)
+    forgotten: Forgetting | None = None  # what `memvault maintain` forgot, set by whoever read it (ParsedVault)
     _said_again: presentations.SaidAgain | None = None
 
     def __init__(
@@ -379,7 +389,9 @@ class Timeline:
         return None
 
     def status(self, event: Event, at: datetime | None = None) -> Status:
-        """Live when written at or before `at`, not superseded by then, not expired by then."""
+        """Live when written at or before `at`, not superseded, expired or forgotten by then
+        (forgotten: `memvault maintain` forgot it at or before `at`, and nothing presented it again
+        between; memvault/forgotten.py)."""
         start = self.start(event) if event.kind == "curated" else event.timestamp
         if at is not None and start is not None and start > at:
             return "future"
@@ -387,6 +399,8 @@ class Timeline:
             return "superseded"
         if event.expires is not None and event.expires <= (at or datetime.now(UTC)):
             return "expired"
+        if self.forgotten is not None and self.forgotten.hides(event, at or datetime.now(UTC)):
+            return "forgotten"
         return "live"
 
     def confirmed_at(self, event: Event, at: datetime) -> datetime | None:
@@ -411,6 +425,15 @@ class Timeline:
         if self._said_again is None:
             self._said_again = presentations.SaidAgain(self)
         return presentations.retention_of(self, self._said_again, event, at, self.recalls)
+
+    def presented(self, event: Event) -> list[datetime]:
+        """Every time the entry was presented (written, updated, reconfirmed, said again), oldest
+        first: what brings a forgotten entry back (memvault/forgotten.py). Same source as `retention`."""
+        from memvault.entries import presentations
+
+        if self._said_again is None:
+            self._said_again = presentations.SaidAgain(self)
+        return presentations.presentation_times(self, self._said_again, event, datetime.max.replace(tzinfo=UTC))
 
     def live(self, at: datetime | None = None) -> list[Event]:
         return [e for e in self.events if self.by_id.get(e.id) is e and self.status(e, at) == "live"]

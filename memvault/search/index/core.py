@@ -379,7 +379,7 @@ class Index:
         keep = make_filter([*types, *q.types], [*tags, *q.tags], since, until)
         n = max(self.weights.candidates, limit * 5)
         plan = self._plan(conn, q)
-        ranker = Ranker(conn, self.weights, self.vault.root, self.vault.config)
+        ranker = Ranker(conn, self.weights, self.vault.root, self.vault.config, self.vault.forgotten or None)
         while True:
             found = engine.search(q, n, plan)
             hits = ranker.rank(found, q, when, keep, include_all, limit)
