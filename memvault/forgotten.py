@@ -120,7 +120,7 @@ def dumps(records: Iterable[Forgetting]) -> bytes:
 
 
 class Forgotten(Mapping[str, Forgetting]):
-    """The record as a timeline asks it (`entries.timeline.Forgetting`).
+    """The record as a timeline asks it (`entries.timeline.Forgets`).
 
     `presented(event)` gives every time the entry was presented, from the whole vault's timeline
     (`Timeline.presented`); it is asked only for forgotten entries, once each."""

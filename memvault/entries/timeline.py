@@ -34,7 +34,7 @@ LINK_RE = re.compile(r"^!?\[\[([^\]|]+?)(?:\|[^\]]*)?\]\]$")
 DATE_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
 
 
-class Forgetting(Protocol):
+class Forgets(Protocol):
     """What the timeline asks of maintain's record (memvault/forgotten.py `Forgotten`, a room
     above this one): whether an entry is forgotten at a time, and when that can change."""
 
@@ -224,7 +224,7 @@ class Timeline:
     # precomputed intervals (history/sweep.py) know each entry alone.
     sourced_start: bool = True
     recalls: Mapping[str, int] = {}  # access counts by id, set by whoever read them (Vault)
-    forgotten: Forgetting | None = None  # what `memvault maintain` forgot, set by whoever read it (ParsedVault)
+    forgotten: Forgets | None = None  # what `memvault maintain` forgot, set by whoever read it (ParsedVault)
     _said_again: presentations.SaidAgain | None = None
 
     def __init__(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from memvault.config.core import Config
 from memvault.entries.model import Event
-from memvault.entries.timeline import Forgetting, Timeline
+from memvault.entries.timeline import Forgets, Timeline
 from memvault.search import access
 from memvault.search.hits import Hit
 from memvault.search.index import links, store
@@ -42,7 +42,7 @@ class Ranker:
     weights: Weights
     root: Path
     config: Config
-    forgotten: Forgetting | None = None  # what maintain forgot, judged on the whole vault (ParsedVault.forgotten)
+    forgotten: Forgets | None = None  # what maintain forgot, judged on the whole vault (ParsedVault.forgotten)
 
     def rank(self, found: list[tuple[int, float]], q: Query, when: datetime, keep: Filter,
              include_all: bool, limit: int) -> list[Hit]:
