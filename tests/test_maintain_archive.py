@@ -175,3 +175,18 @@ def test_a_move_cut_short_is_finished_by_the_next_run_not_doubled(runner, vault_
     assert (vault_dir / "forgotten" / "2026.md").read_text() == before  # not appended twice
     with Vault.open(vault_dir) as vault:
         assert vault.forgotten[TABS].archived == "forgotten/2026.md"
+
+
+def test_an_entry_edited_after_its_archive_copy_was_written_stays_in_its_log(runner, vault_dir):
+    """A half-done move whose log entry was edited since: the edit is not lost to the archive."""
+    fixture(vault_dir)
+    assert runner.invoke(cli, ["maintain", "--at", APRIL]).exit_code == 0
+    with Vault.open(vault_dir) as vault:
+        record = vault.forgotten[TABS]
+    (vault_dir / "forgotten").mkdir()
+    (vault_dir / "forgotten" / "2026.md").write_text(
+        f"# Archive 2026\n\n{archived_line(record, 'memory/2026-01-05.md')}\n{TABS_LINES}\n")
+    log = vault_dir / "memory" / "2026-01-05.md"
+    log.write_text(log.read_text().replace("in Go code", "in Go code, und in Rust auch"))
+    assert runner.invoke(cli, ["maintain", "--at", APRIL]).exit_code == 0
+    assert "und in Rust auch" in log.read_text()

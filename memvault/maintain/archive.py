@@ -44,7 +44,14 @@ def header(target: str) -> str:
 
 
 def archived_ids(text: str) -> set[str]:
-    return {m["id"] for m in ARCHIVED_RE.finditer(text)}
+    return set(archived_blocks(text))
+
+
+def archived_blocks(text: str) -> dict[str, str]:
+    """Each archived entry's lines, by id (from its marker line to the next marker)."""
+    marks = list(ARCHIVED_RE.finditer(text))
+    ends = [m.start() for m in marks[1:]] + [len(text)] if marks else []
+    return {m["id"]: text[m.end():end].strip("\n") for m, end in zip(marks, ends, strict=True)}
 
 
 def add(existing: str | None, target: str, blocks: Iterable[Block]) -> str | None:

@@ -22,7 +22,7 @@ from memvault.config.core import Config
 from memvault.entries.model import Event
 from memvault.entries.naming import LOG_DIR
 from memvault.errors import Refused
-from memvault.forgotten import DEFAULTS, Forgetting, dumps, path_of, save
+from memvault.forgotten import DEFAULTS, Forgetting, Forgotten, dumps, path_of, save
 from memvault.fsio import decode_text, encode_like, locked, rewrite
 from memvault.maintain import archive
 from memvault.maintain.policy import Candidate, Settings, choose
@@ -80,14 +80,14 @@ def plan(vault: ParsedVault, at: datetime, settings: Settings) -> tuple[dict[str
 
 
 def _hidden(vault: ParsedVault, records: dict[str, Forgetting], at: datetime) -> list[Event]:
-    """The log entries in a day's own log that `records` forget at `at` (and nothing brought back)."""
+    """The entries of the logs under memory/ that `records` hide at `at` (by the timeline's one rule)."""
     tl = vault.timeline
+    rule = Forgotten(records, tl.presented)
     out = []
-    for rid, record in records.items():
+    for rid in records:
         ev = tl.by_id.get(rid)
-        if ev is None or ev.kind != "log" or ev.is_note or record.at > at or not ev.file.startswith(LOG_DIR + "/"):
-            continue
-        if not any(t > record.at for t in tl.presented(ev)):
+        if ev is not None and ev.kind == "log" and not ev.is_note and ev.file.startswith(LOG_DIR + "/") \
+                and rule.hides(ev, at):
             out.append(ev)
     return out
 
@@ -102,16 +102,18 @@ def _moves(vault: ParsedVault, records: dict[str, Forgetting], at: datetime, set
     `settings.archive`, only those a killed run already put into their archive file."""
     out = []
     texts: dict[str, str] = {}
-    archived: dict[str, set[str]] = {}
+    archived: dict[str, dict[str, str]] = {}
     for ev in _hidden(vault, records, at):
         target = archive.target_of(settings.archive_dir, ev)
         if target not in archived:
-            archived[target] = archive.archived_ids(_read(vault.root / target))
+            archived[target] = archive.archived_blocks(_read(vault.root / target))
         if not settings.archive and ev.id not in archived[target]:
             continue
         if ev.file not in texts:
             texts[ev.file] = _read(vault.root / ev.file)
-        out.append(archive.Block(records[ev.id], ev.file, archive.lines_of(texts[ev.file], ev), target))
+        # a move a kill cut short: the log loses the entry only if it still reads as its archived copy
+        lines = archived[target].get(ev.id, archive.lines_of(texts[ev.file], ev))
+        out.append(archive.Block(records[ev.id], ev.file, lines, target))
     return out
 
 
@@ -158,15 +160,15 @@ def _move(vault: ParsedVault, moves: list[archive.Block]) -> None:
     """Archive files first, then the logs: a kill in between leaves an entry twice, which the
     next run finishes moving; the other order could lose it."""
     by_target: dict[str, list[archive.Block]] = defaultdict(list)
-    by_source: dict[str, set[str]] = defaultdict(set)
+    by_source: dict[str, dict[str, str]] = defaultdict(dict)
     for m in moves:
         by_target[m.target].append(m)
-        by_source[m.source].add(m.record.id)
+        by_source[m.source][m.record.id] = m.text
     for target, blocks in by_target.items():
         (vault.root / target).parent.mkdir(parents=True, exist_ok=True)
         rewrite(vault.root / target, partial(_add, target=target, blocks=blocks), what=target)
     for source, ids in by_source.items():
-        rewrite(vault.root / source, partial(_cut, vault.config, source=source, ids=ids), what=source)
+        rewrite(vault.root / source, partial(_cut, vault.config, source=source, moved=ids), what=source)
 
 
 def _add(raw: bytes | None, *, target: str, blocks: list[archive.Block]) -> bytes | None:
@@ -177,12 +179,14 @@ def _add(raw: bytes | None, *, target: str, blocks: list[archive.Block]) -> byte
     return encode_like(raw, old or "", new) if raw is not None else new.encode("utf-8")
 
 
-def _cut(config: Config, raw: bytes | None, *, source: str, ids: set[str]) -> bytes | None:
-    """The log without the entries `ids`, found again in its bytes as they are now."""
+def _cut(config: Config, raw: bytes | None, *, source: str, moved: dict[str, str]) -> bytes | None:
+    """The log without the entries `moved` (id -> the lines the archive got), found again in its
+    bytes as they are now; an entry edited since it was archived stays (its edit is not lost)."""
     if raw is None:
         return None
     text, _ = decode_text(raw)
-    events = [e for e in parse_text(text, source, config).events if e.id in ids]
+    events = [e for e in parse_text(text, source, config).events
+              if e.id in moved and archive.lines_of(text, e) == moved[e.id]]
     if not events:
         return None
     if len(events) != len({e.id for e in events}):
