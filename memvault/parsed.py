@@ -262,7 +262,7 @@ class ParsedVault:
     def forgotten(self) -> Forgotten:
         """What `memvault maintain` forgot (`.memvault/forgotten.json`), as this vault's timeline
         asks it: relearning is judged on the whole vault (memvault/forgotten.py)."""
-        return Forgotten(load_forgotten(self.root), lambda event: self.timeline.presented(event))
+        return Forgotten(load_forgotten(self.root), lambda event, since: self.timeline.presented(event, since))
 
     @property
     def events(self) -> list[Event]:

@@ -152,6 +152,10 @@ def test_a_later_presentation_brings_a_forgotten_entry_back_from_then_on(runner,
     for at, shown in (("2026-04-05", False), ("2026-04-11", True), ("2026-03-01", True)):
         listed = json.loads(runner.invoke(cli, ["asof", at, "--json"]).stdout)
         assert (tabs in {d["id"] for d in listed}) is shown, at
+        # search (and asof with a query) judge it from the index, without parsing the vault: the same answer
+        found = json.loads(runner.invoke(cli, ["asof", at, "tabs", "spaces", "Go", "--json"]).stdout)
+        assert (tabs in {d["id"] for d in found}) is shown, at
+    assert tabs in {h["id"] for h in json.loads(runner.invoke(cli, ["search", "tabs", "Go", "--json"]).stdout)}
     # maintain does not forget it again (its retention was renewed), while others faded meanwhile
     again = maintain(runner, "--at", "2026-04-11 12:00")["forgotten"]
     assert again and tabs not in {f["id"] for f in again}
@@ -215,3 +219,29 @@ def test_settings_come_from_memvault_toml_and_bad_ones_name_the_line(runner, vau
     result = runner.invoke(cli, ["maintain", "--at", APRIL])
     assert result.exit_code == 1
     assert "memvault.toml:9: [retention] archive_dir 'memory/old' is inside what the vault reads" in result.output
+
+
+@pytest.mark.parametrize("data", ["retention", "curate_week"])
+def test_said_again_read_backwards_from_the_entries_since_equals_said_again_forwards(vault_dir, data):
+    """What brings a forgotten entry back is found from the few entries written since the
+    forgetting (`presentations.said_again_after`); it must be exactly `SaidAgain.of` read the
+    other way, at every cut."""
+    from memvault.entries.presentations import SaidAgain, said_again_after
+
+    copy_vault(data, vault_dir)
+    with Vault.open(vault_dir) as vault:
+        tl = vault.timeline
+        said = SaidAgain(tl, 0.5)  # below curate's default: more pairs to compare
+        dated = sorted({e.timestamp for e in tl.events if e.timestamp is not None})
+        assert len(dated) > 4
+        pairs = 0
+        for since in [dated[0], dated[len(dated) // 3], dated[len(dated) // 2], dated[-2]]:
+            forwards: dict[str, list[datetime]] = {}
+            for e in tl.events:
+                times = [tl.by_id[r].timestamp for r in said.of(e) if tl.by_id[r].timestamp > since]
+                if times:
+                    forwards[e.id] = sorted(times)
+            backwards = {k: sorted(v) for k, v in said_again_after(said, since).items()}
+            assert backwards == forwards, since
+            pairs += sum(map(len, forwards.values()))
+        assert pairs  # the vault has entries said again

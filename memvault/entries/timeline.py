@@ -226,6 +226,7 @@ class Timeline:
     recalls: Mapping[str, int] = {}  # access counts by id, set by whoever read them (Vault)
     forgotten: Forgets | None = None  # what `memvault maintain` forgot, set by whoever read it (ParsedVault)
     _said_again: presentations.SaidAgain | None = None
+    _said_after_cache: dict[datetime, dict[str, list[datetime]]] | None = None
 
     def __init__(
         self,
@@ -426,14 +427,29 @@ class Timeline:
             self._said_again = presentations.SaidAgain(self)
         return presentations.retention_of(self, self._said_again, event, at, self.recalls)
 
-    def presented(self, event: Event) -> list[datetime]:
-        """Every time the entry was presented (written, updated, reconfirmed, said again), oldest
-        first: what brings a forgotten entry back (memvault/forgotten.py). Same source as `retention`."""
+    @property
+    def _said_after(self) -> dict[datetime, dict[str, list[datetime]]]:
+        if self._said_after_cache is None:
+            self._said_after_cache = {}
+        return self._said_after_cache
+
+    def presented(self, event: Event, since: datetime) -> list[datetime]:
+        """The times after `since` the entry was presented again (updated, reconfirmed, said
+        again), oldest first: what brings a forgotten entry back (memvault/forgotten.py). The
+        presentations `retention` counts; "said again" is asked of the entries dated after `since`."""
         from memvault.entries import presentations
 
         if self._said_again is None:
             self._said_again = presentations.SaidAgain(self)
-        return presentations.presentation_times(self, self._said_again, event, datetime.max.replace(tzinfo=UTC))
+        if since not in self._said_after:
+            self._said_after[since] = presentations.said_again_after(self._said_again, since)
+        times = [t for t in (event.timestamp, event.updated) if t is not None and t > since]
+        times += self._said_after[since].get(event.id, ())
+        for rid in self.reconfirmed_by.get(event.id, ()):
+            ts = self.by_id[rid].timestamp
+            if ts is not None and ts > since and (event.timestamp is None or ts >= event.timestamp):
+                times.append(ts)
+        return sorted(set(times))
 
     def live(self, at: datetime | None = None) -> list[Event]:
         return [e for e in self.events if self.by_id.get(e.id) is e and self.status(e, at) == "live"]

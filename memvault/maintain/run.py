@@ -138,7 +138,7 @@ def maintain(vault: ParsedVault, *, dry_run: bool = False, archive_flag: bool | 
         if report.moves:
             _move(vault, report.moves)
             for m in report.moves:
-                records[m.record.id] = replace(records[m.record.id], archived=m.target)
+                records[m.record.id] = records[m.record.id]._replace(archived=m.target)
             _write_record(vault.root, records, report)
     return report
 
