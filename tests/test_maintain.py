@@ -156,6 +156,13 @@ def test_a_later_presentation_brings_a_forgotten_entry_back_from_then_on(runner,
         found = json.loads(runner.invoke(cli, ["asof", at, "tabs", "spaces", "Go", "--json"]).stdout)
         assert (tabs in {d["id"] for d in found}) is shown, at
     assert tabs in {h["id"] for h in json.loads(runner.invoke(cli, ["search", "tabs", "Go", "--json"]).stdout)}
+    # one session asking many times answers from event time's live intervals (entries/spans.py):
+    # live, forgotten, live again is two intervals
+    with Vault.open(vault_dir) as vault:
+        for _ in range(2):
+            for at, shown in (("2026-04-05", False), ("2026-04-11", True), ("2026-03-01", True), ("2026-04-01 12:00", False)):
+                assert (tabs in {d["id"] for d in vault.as_of(at)}) is shown, at
+        assert vault.past._spans is not None
     # maintain does not forget it again (its retention was renewed), while others faded meanwhile
     again = maintain(runner, "--at", "2026-04-11 12:00")["forgotten"]
     assert again and tabs not in {f["id"] for f in again}
