@@ -24,6 +24,8 @@ from memvault.entries.model import NOTE, Event, Problem
 from memvault.entries.naming import log_name, name_day
 from memvault.entries.timeline import Timeline
 from memvault.errors import InputError, NotFoundError, UnsafePath, VaultNotFound
+from memvault.forgotten import Forgotten
+from memvault.forgotten import load as load_forgotten
 from memvault.fsio import DERIVED_DIR, decode_text
 from memvault.layout import (
     LOG_DIR,
@@ -251,7 +253,16 @@ class ParsedVault:
 
     @cached_property
     def timeline(self) -> Timeline:
-        return Timeline([e for f in self.files.values() for e in f.events], self.config)
+        timeline = Timeline([e for f in self.files.values() for e in f.events], self.config)
+        if self.forgotten:
+            timeline.forgotten = self.forgotten
+        return timeline
+
+    @cached_property
+    def forgotten(self) -> Forgotten:
+        """What `memvault maintain` forgot (`.memvault/forgotten.json`), as this vault's timeline
+        asks it: relearning is judged on the whole vault (memvault/forgotten.py)."""
+        return Forgotten(load_forgotten(self.root), lambda event, since: self.timeline.presented(event, since))
 
     @property
     def events(self) -> list[Event]:

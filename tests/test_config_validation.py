@@ -16,6 +16,7 @@ from memvault.config.core import SCHEMA, Config
 from memvault.config.curate import DEFAULTS as CURATE
 from memvault.entries.retention import DEFAULTS as RETENTION_DEFAULTS
 from memvault.errors import ConfigError
+from memvault.forgotten import DEFAULTS as MAINTAIN_DEFAULTS
 from memvault.history.timetravel import HISTORY_DEFAULTS
 from memvault.memorywire.governance import MEMORYWIRE_DEFAULTS
 from memvault.search.index.core import INDEX_DEFAULTS
@@ -91,6 +92,12 @@ def test_every_setting_is_type_checked_with_its_key_and_what_it_must_be(runner, 
     ("[vault]\nextra_types = [\"Lesson\", \"Note\"]\n", "[vault] extra_types cannot hold \"note\""),
     ("[serach]\nrelevance = 1\n", "unknown table [serach]; known: [vault], [decay]"),
     ("[search]\nrecency_lamda = 0.02\n", "[search] has no setting 'recency_lamda'; known: relevance"),
+    ("[retention]\nforget_below = 1.5\n", "memvault.toml:2: [retention] forget_below must be a number in [0, 1], got 1.5"),
+    ("[retention]\nmax_live = -1\n", "memvault.toml:2: [retention] max_live must be a whole number >= 0, got -1"),
+    ("[retention]\nmax_live = 10.5\n", "[retention] max_live must be a whole number >= 0, got 10.5"),
+    ("[retention]\narchive = \"yes\"\n", "[retention] archive must be true or false, got 'yes'"),
+    ("[retention]\narchive_dir = \"../elsewhere\"\n", "[retention] archive_dir must be a vault-relative folder"),
+    ("[retention]\narchive_dir = \".memvault/old\"\n", "[retention] archive_dir must be a vault-relative folder"),
     ("[checks]\ndisable = \"MV014\"\n", "[checks] disable must be a list of codes such as \"MV014\", got 'MV014'"),
 ])
 def test_values_out_of_range_and_unknown_names(runner, vault_dir, toml, message):
@@ -117,7 +124,7 @@ def test_the_schema_names_exactly_the_settings_the_modules_read():
     # A module that adds a setting to its defaults must add it to config.SCHEMA, or loading a
     # file that sets it would fail as an unknown setting.
     defaults = {"index": INDEX_DEFAULTS, "search": SEARCH_DEFAULTS, "watch": WATCH, "history": HISTORY_DEFAULTS,
-                "curate": CURATE, "checks": CHECK_DEFAULTS, "hook": HOOK_DEFAULTS}
+                "curate": CURATE, "checks": CHECK_DEFAULTS, "hook": HOOK_DEFAULTS, "retention": MAINTAIN_DEFAULTS}
     for table, keys in defaults.items():
         assert set(SCHEMA[table]) == set(keys), table
     assert set(SCHEMA["decay"]) == set(RETENTION_DEFAULTS)

@@ -170,6 +170,10 @@ SCHEMA: dict[str, dict[str, Want]] = {
                        x in ("remember", "forget", "merge") for x in v)),
                        "\"none\", \"all\" or a list of operations among \"remember\", \"forget\", \"merge\""),
                    "approval_url": TEXT, "demote": number(0, 1, above=True)},
+    "retention": {"forget_below": RATIO, "max_live": number(0, whole=True), "archive": FLAG,
+                  "archive_dir": Want(lambda v: _vault_glob(v) and not any(c in v for c in "*?[")
+                                      and v.split("/")[0] != ".memvault",
+                                      "a vault-relative folder such as \"forgotten\" (not under .memvault)")},
     "checks": {"disable": Want(lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
                                "a list of codes such as \"MV014\"")},
 }

@@ -274,7 +274,9 @@ class _Selector:
         if status == "expired":
             return f"expired {ev.expires.isoformat() if ev.expires else ''}".strip()
         if status == "forgotten":
-            return f"forgotten {ev.forgotten.isoformat() if ev.forgotten else ''}".strip()
+            if ev.forgotten is not None and ev.forgotten <= self.at:
+                return f"forgotten {ev.forgotten.isoformat()}"
+            return "forgotten by memvault maintain (docs/retention.md#maintenance)"
         return "written after the curation time"
 
     def _leave(self, ev: Event, reason: str, **facts: Any) -> None:

@@ -13,8 +13,8 @@ contains enough of its words (`probes`), exact for curate's Dice threshold.
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
-from collections import Counter
+from bisect import bisect_left, bisect_right
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -121,6 +121,46 @@ class SaidAgain:
                 found.add(bisect_right(self._starts, at) - 1)
                 at = self._blob.find(probe, at + 1)
         return found
+
+
+def said_again_after(said: SaidAgain, since: datetime) -> dict[str, list[datetime]]:
+    """Each entry that an entry dated after `since` says again, with those entries' times
+    (oldest first): `SaidAgain.of` read the other way, from the few entries written since (what
+    brings an entry `memvault maintain` forgot at `since` back: memvault/forgotten.py).
+
+    `r` says `e` again when `e` is earlier and `same_fact(e, r)`, as `of(e)` tests. Dice is
+    symmetric, so the overlap `probes(r)` asks of `e`'s text is as necessary as the other way."""
+    texts = said._corpus()
+    out: dict[str, list[datetime]] = defaultdict(list)
+    for r in texts[bisect_right(said._times, since):]:
+        if r.timestamp is None:
+            continue
+        last = bisect_left(said._times, r.timestamp)  # strictly earlier entries
+        mine = said._sig(r)
+        groups, floor = probes(mine, said.threshold)
+        if floor > 0:
+            hits: Counter[int] = Counter()
+            for group in groups:
+                hits.update(_containing_before(said, group, last))
+            candidates = sorted(i for i, n in hits.items() if n >= floor)
+        else:
+            candidates = list(range(last))
+        for i in candidates:
+            if same_fact(said._sig(texts[i]), mine, said.threshold):
+                out[texts[i].id].append(r.timestamp)
+    return out
+
+
+def _containing_before(said: SaidAgain, group: tuple[str, ...], last: int) -> set[int]:
+    """Indices (below `last`) of the entries whose text contains a string of `group`."""
+    found: set[int] = set()
+    end = said._starts[last] if last < len(said._starts) else len(said._blob)
+    for probe in group:
+        at = said._blob.find(probe, 0, end)
+        while at != -1:
+            found.add(bisect_right(said._starts, at) - 1)
+            at = said._blob.find(probe, at + 1, end)
+    return found
 
 
 def probes(sig: Sig, threshold: float) -> tuple[list[tuple[str, ...]], int]:

@@ -5,7 +5,9 @@
 on [p_i, p_i+1) between consecutive such points. Probing the rule once per piece gives
 each entry's live interval exactly, without restating the rule; an entry goes
 future -> live -> superseded/expired and never back, so there is at most one interval.
-Answering T is then a bisect and a scan of float comparisons.
+Answering T is then a bisect and a scan of float comparisons. An entry `memvault maintain`
+forgot, then presented again, is live twice (`live_intervals`): once before the forgetting, once
+from the presentation that brought it back.
 """
 
 from __future__ import annotations
@@ -24,13 +26,23 @@ def _change_points(timeline: Timeline, ev: Event) -> list[datetime]:
     points = [t for t in (timeline.start(ev), ev.expires, ev.forgotten) if t is not None]
     by_id = timeline.by_id
     points += [ts for s in timeline.superseded_by.get(ev.id, ()) if (ts := by_id[s].timestamp) is not None]
+    if timeline.forgotten is not None:
+        points += timeline.forgotten.change_points(ev)
     return sorted(set(points))
 
 
 def live_interval(timeline: Timeline, ev: Event) -> tuple[float, float] | None:
-    """[start, end) in POSIX seconds over which `timeline.status(ev, t)` is "live"."""
+    """[start, end) in POSIX seconds over which `timeline.status(ev, t)` is "live" (the first
+    such interval: the only one, but for an entry forgotten and brought back)."""
+    found = live_intervals(timeline, ev)
+    return found[0] if found else None
+
+
+def live_intervals(timeline: Timeline, ev: Event) -> list[tuple[float, float]]:
+    """Every [start, end) in POSIX seconds over which `timeline.status(ev, t)` is "live"."""
     points = _change_points(timeline, ev)
     probes = [BEFORE_ALL, *points]
+    out: list[tuple[float, float]] = []
     start: float | None = None
     for i, probe in enumerate(probes):
         live = timeline.status(ev, probe) == "live"
@@ -38,8 +50,9 @@ def live_interval(timeline: Timeline, ev: Event) -> tuple[float, float] | None:
         if live and start is None:
             start = edge
         elif not live and start is not None:
-            return start, edge
-    return (start, math.inf) if start is not None else None
+            out.append((start, edge))
+            start = None
+    return out + ([(start, math.inf)] if start is not None else [])
 
 
 class SpanIndex:
@@ -52,9 +65,7 @@ class SpanIndex:
         for n, ev in enumerate(timeline.events):
             if by_id.get(ev.id) is not ev:
                 continue
-            span = live_interval(timeline, ev)
-            if span is not None:
-                rows.append((span[0], n, span[1], ev))
+            rows.extend((start, n, end, ev) for start, end in live_intervals(timeline, ev))
         # Start order is timeline order unless a curated bullet starts after its day began
         # (Timeline.start): then answers are put back in timeline order.
         self.reorder = any(r[0] < prev[0] for prev, r in zip(rows, rows[1:], strict=False))

@@ -2,7 +2,8 @@
 
 `build_timeline(events)` resolves every `Supersedes:`/`Reconfirms:` reference once and gives
 a `Timeline`. `Timeline.status(event, at)` is the single place that decides whether an entry
-is live, superseded, expired or not yet written at a time; every query goes through it.
+is live, superseded, expired, forgotten (by `memvault maintain`, memvault/forgotten.py) or not
+yet written at a time; every query goes through it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from memvault.config.core import Config
 from memvault.entries import decay
@@ -31,6 +32,14 @@ NEVER = datetime.min.replace(tzinfo=UTC)
 ID_SPACE_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})[ T](\d{1,2}:\d{2})(-\d+)?$")
 LINK_RE = re.compile(r"^!?\[\[([^\]|]+?)(?:\|[^\]]*)?\]\]$")
 DATE_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
+
+
+class Forgets(Protocol):
+    """What the timeline asks of maintain's record (memvault/forgotten.py `Forgotten`, a room
+    above this one): whether an entry is forgotten at a time, and when that can change."""
+
+    def hides(self, event: Event, at: datetime) -> bool: ...
+    def change_points(self, event: Event) -> list[datetime]: ...
 
 
 def sort_key(event: Event) -> tuple[datetime, str, int]:
@@ -215,7 +224,9 @@ class Timeline:
     # precomputed intervals (history/sweep.py) know each entry alone.
     sourced_start: bool = True
     recalls: Mapping[str, int] = {}  # access counts by id, set by whoever read them (Vault)
+    forgotten: Forgets | None = None  # what `memvault maintain` forgot, set by whoever read it (ParsedVault)
     _said_again: presentations.SaidAgain | None = None
+    _said_after_cache: dict[datetime, dict[str, list[datetime]]] | None = None
 
     def __init__(
         self,
@@ -379,7 +390,9 @@ class Timeline:
         return None
 
     def status(self, event: Event, at: datetime | None = None) -> Status:
-        """Live when written at or before `at`, not forgotten, superseded or expired by then."""
+        """Live when written at or before `at`, not forgotten, superseded or expired by then
+        (forgotten: a `Forgotten:` line at or before `at`, or `memvault maintain` forgot it at or
+        before `at` and nothing presented it again between; memvault/forgotten.py)."""
         start = self.start(event) if event.kind == "curated" else event.timestamp
         if at is not None and start is not None and start > at:
             return "future"
@@ -389,6 +402,8 @@ class Timeline:
             return "superseded"
         if event.expires is not None and event.expires <= (at or datetime.now(UTC)):
             return "expired"
+        if self.forgotten is not None and self.forgotten.hides(event, at or datetime.now(UTC)):
+            return "forgotten"
         return "live"
 
     def confirmed_at(self, event: Event, at: datetime) -> datetime | None:
@@ -413,6 +428,30 @@ class Timeline:
         if self._said_again is None:
             self._said_again = presentations.SaidAgain(self)
         return presentations.retention_of(self, self._said_again, event, at, self.recalls)
+
+    @property
+    def _said_after(self) -> dict[datetime, dict[str, list[datetime]]]:
+        if self._said_after_cache is None:
+            self._said_after_cache = {}
+        return self._said_after_cache
+
+    def presented(self, event: Event, since: datetime) -> list[datetime]:
+        """The times after `since` the entry was presented again (updated, reconfirmed, said
+        again), oldest first: what brings a forgotten entry back (memvault/forgotten.py). The
+        presentations `retention` counts; "said again" is asked of the entries dated after `since`."""
+        from memvault.entries import presentations
+
+        if self._said_again is None:
+            self._said_again = presentations.SaidAgain(self)
+        if since not in self._said_after:
+            self._said_after[since] = presentations.said_again_after(self._said_again, since)
+        times = [t for t in (event.timestamp, event.updated) if t is not None and t > since]
+        times += self._said_after[since].get(event.id, ())
+        for rid in self.reconfirmed_by.get(event.id, ()):
+            ts = self.by_id[rid].timestamp
+            if ts is not None and ts > since and (event.timestamp is None or ts >= event.timestamp):
+                times.append(ts)
+        return sorted(set(times))
 
     def live(self, at: datetime | None = None) -> list[Event]:
         return [e for e in self.events if self.by_id.get(e.id) is e and self.status(e, at) == "live"]

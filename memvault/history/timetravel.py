@@ -430,8 +430,13 @@ class History:
         return revisions(self.require_repo(), self.loader, event_id, file, self.config.tz, explicit=explicit)
 
     def _history_of_gone(self, event_id: str) -> dict[str, Any]:
-        """An id no current entry has: look for it in git history (a deleted entry)."""
+        """An id no current entry has: look for it in git history (a deleted entry) and in
+        maintain's archive (an archived one: `history` says where it went)."""
         repo = self.repo
+        archived = self._archived(event_id)
+        if repo is None and archived is not None:
+            return {"id": event_id, "status": "archived", "superseded_by": None, "chain": [], "commits": [],
+                    "archived": archived, "warnings": [_archived_note(archived)]}
         if repo is None:
             raise NotFoundError(f"no entry with id {event_id!r} (and no git history to look in)")
         commits: list[dict[str, Any]] = []
@@ -439,7 +444,7 @@ class History:
             commits = self.revisions(event_id, path, explicit=DATED_ID_RE.match(event_id) is None)
             if commits:
                 break
-        if not commits:
+        if not commits and archived is None:
             raise NotFoundError(f"no entry with id {event_id!r}, now or in the git history")
         chain: list[dict[str, Any]] = []
         seen = next((c for c in reversed(commits) if c["new"] is not None and c["commit"]), None)
@@ -449,11 +454,24 @@ class History:
             if tl is not None and event_id in tl.by_id:
                 chain = [tl.to_dict(e) | {"superseded_by_all": list(tl.superseded_by.get(e.id, ()))}
                          for e in tl.chain(event_id)]
+        gone = "this entry is not in the vault any more; the chain is as it was when last seen"
         return {
-            "id": event_id, "status": "deleted", "superseded_by": None, "chain": chain,
-            "commits": commits,
-            "warnings": ["this entry is not in the vault any more; the chain is as it was when last seen"],
+            "id": event_id, "status": "deleted" if archived is None else "archived", "superseded_by": None,
+            "chain": chain, "commits": commits, **({"archived": archived} if archived else {}),
+            "warnings": [gone] if archived is None else [_archived_note(archived), gone],
         }
+
+    def _archived(self, event_id: str) -> dict[str, Any] | None:
+        """Where `memvault maintain --archive` moved `event_id` (the archive files say it)."""
+        from memvault.forgotten import DEFAULTS, find_archived
+
+        folder = str(self.config.section("retention", DEFAULTS)["archive_dir"]).strip("/")
+        return find_archived(self.vault.root, folder, event_id)
+
+
+def _archived_note(archived: dict[str, Any]) -> str:
+    return (f"archived to {archived['file']}:{archived['line']} from {archived['from']} by `memvault maintain` "
+            f"at {archived['at'][:16]} (retention {archived['retention']}, {archived['policy']})")
 
 
 CHANGE_KINDS = ("new", "superseded", "edited", "deleted", "revived", "backfilled")

@@ -33,6 +33,7 @@ from memvault.search import access
 from memvault.search.hits import Hit
 from memvault.search.index import files, heal, links, store
 from memvault.search.index.engine import Engine, FileState, IndexStatus, Progress, UpdateReport
+from memvault.search.index.forgetting import index_forgotten
 from memvault.search.index.lastgood import errors_of, held_reason, keeps_last_good, typed
 from memvault.search.index.query import Ranker, plan_for
 from memvault.search.plan import EXHAUSTIVE, Plan
@@ -379,7 +380,9 @@ class Index:
         keep = make_filter([*types, *q.types], [*tags, *q.tags], since, until)
         n = max(self.weights.candidates, limit * 5)
         plan = self._plan(conn, q)
-        ranker = Ranker(conn, self.weights, self.vault.root, self.vault.config)
+        forgotten = self.vault.forgotten
+        ranker = Ranker(conn, self.weights, self.vault.root, self.vault.config,
+                        index_forgotten(conn, forgotten.records, self.vault.config) if forgotten else None)
         while True:
             found = engine.search(q, n, plan)
             hits = ranker.rank(found, q, when, keep, include_all, limit)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from memvault.config.core import Config
 from memvault.entries.model import Event
-from memvault.entries.timeline import Timeline
+from memvault.entries.timeline import Forgets, Timeline
 from memvault.search import access
 from memvault.search.hits import Hit
 from memvault.search.index import links, store
@@ -42,6 +42,7 @@ class Ranker:
     weights: Weights
     root: Path
     config: Config
+    forgotten: Forgets | None = None  # what maintain forgot, judged on the whole vault (ParsedVault.forgotten)
 
     def rank(self, found: list[tuple[int, float]], q: Query, when: datetime, keep: Filter,
              include_all: bool, limit: int) -> list[Hit]:
@@ -71,6 +72,7 @@ class Ranker:
             events.update(store.load_rowids(self.conn, [r for r, _ in chosen if r not in events]))
             cands = [(events[r], s) for r, s in chosen if r in events]
             timeline = Timeline([e for e, _ in cands] + extra, self.config, edges=(supersedes, reconfirms))
+            timeline.forgotten = self.forgotten
             hits = rank_candidates(cands, q, timeline, when, self.weights, access=stats, include_all=include_all,
                                    keep=keep, limit=limit, best=best)
             if m >= len(rest):

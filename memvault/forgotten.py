@@ -1,0 +1,170 @@
+"""What `memvault maintain` forgot: a derived record under `.memvault/`, and the rule that hides it.
+
+Under the default model (0.95 a day) almost every entry older than ~45 days has a retention
+below 0.1; hiding entries by their live status would empty a search of everything older than six
+weeks. So, as in the forgetting-curve skill, where its maintenance script is what removes a
+forgotten memory, an entry leaves default results (list, search, asof, curate's candidates) only
+once `memvault maintain` has forgotten it; live retention is only shown.
+
+The record is `.memvault/forgotten.json`: for each forgotten id, when maintain forgot it, its
+retention then, the policy that chose it and the model, and the archive file it moved to (if
+any). It is derived state: deleting `.memvault/` brings every forgotten entry back until
+maintain runs again (an archived entry stays in its archive file: the move is in the files).
+
+Relearning (the skill's reinforcement): an entry presented again after it was forgotten (a later
+entry `Reconfirms:` it, or says the same thing, by curate's test) is live again from that
+presentation on. Recalls (`memvault show`) do not bring it back: reading is not relearning, and
+they are not in the files.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from memvault.entries.model import Event
+from memvault.fsio import DERIVED_DIR, atomic_write
+
+FILE = "forgotten.json"
+VERSION = 1
+
+# `[retention]`: maintain's policies (docs/retention.md#maintenance). `forget_below` is the skill's
+# forgotten threshold; `max_live` 0 is no limit (the skill's agents keep 1000).
+DEFAULTS: dict[str, Any] = {"forget_below": 0.1, "max_live": 0, "archive": False, "archive_dir": "forgotten"}
+
+# The line an archived entry's block starts with in its archive file: the archive says, in git,
+# what moved there, whatever happens to `.memvault/` (`history ID` reads it).
+ARCHIVED_RE = re.compile(r"^<!-- memvault archived (?P<id>\S+) from (?P<file>\S+) at (?P<at>\S+)"
+                         r" retention (?P<retention>\S+) by (?P<policy>\S+) -->$", re.M)
+
+
+def archived_line(record: Forgetting, source: str) -> str:
+    return (f"<!-- memvault archived {record.id} from {source} at {record.at.isoformat()} "
+            f"retention {record.retention:.3g} by {record.policy} -->")
+
+
+def find_archived(root: Path, folder: str, event_id: str) -> dict[str, Any] | None:
+    """Where `event_id` was archived: its archive file (vault-relative) and line, the file it came
+    from, when and why; None when no archive file under `folder` holds it."""
+    base = Path(root) / folder
+    for path in sorted(base.glob("*.md")) if base.is_dir() else ():
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for m in ARCHIVED_RE.finditer(text):
+            if m["id"] == event_id:
+                return {"file": f"{folder.rstrip('/')}/{path.name}", "line": text.count("\n", 0, m.start()) + 2,
+                        "from": m["file"], "at": m["at"], "retention": m["retention"], "policy": m["policy"]}
+    return None
+
+
+class Forgetting(NamedTuple):
+    """One entry maintain forgot (a tuple: 100k of them load in a blink)."""
+
+    id: str
+    at: datetime  # when maintain forgot it
+    retention: float  # its retention then
+    policy: str  # "forget_below" or "max_live"
+    model: str  # the [decay] model that gave the retention
+    archived: str | None = None  # the archive file it moved to (`--archive`), vault-relative
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "at": self.at.isoformat(), "retention": float(f"{self.retention:.6g}"),
+                "policy": self.policy, "model": self.model, "archived": self.archived}
+
+
+def path_of(root: Path) -> Path:
+    return Path(root) / DERIVED_DIR / FILE
+
+
+COLUMNS = ["id", "at", "retention", "policy", "model", "archived"]
+
+
+def load(root: Path) -> dict[str, Forgetting]:
+    """The record by id; empty when there is none or it cannot be read (derived state: a damaged
+    record is as good as none, and maintain writes it again)."""
+    try:
+        data = json.loads(path_of(root).read_text(encoding="utf-8"))
+        if data.get("version") != VERSION or data.get("columns") != COLUMNS:
+            return {}
+        times: dict[str, datetime] = {}  # one maintain run, one time: parse each once
+        out = {}
+        for eid, at, retention, policy, model, archived in data["entries"]:
+            when = times.get(at) or times.setdefault(at, datetime.fromisoformat(at))
+            if when.tzinfo is None or not isinstance(eid, str) or not math.isfinite(retention):
+                return {}
+            out[eid] = Forgetting(eid, when, float(retention), str(policy), str(model),
+                                  archived if isinstance(archived, str) else None)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return {}
+    return out
+
+
+def save(root: Path, records: Iterable[Forgetting]) -> None:
+    """Write the whole record atomically (a reader or a kill sees the old one or the new one)."""
+    atomic_write(path_of(root), dumps(records))
+
+
+def dumps(records: Iterable[Forgetting]) -> bytes:
+    """The bytes `save` writes: one entry a line, by id (100k entries load in a fraction of a second)."""
+    rows = [json.dumps([d[c] for c in COLUMNS], ensure_ascii=False)
+            for d in sorted((r.to_dict() for r in records), key=lambda d: d["id"])]
+    head = json.dumps({"version": VERSION, "columns": COLUMNS})[:-1]
+    return (head + ', "entries": [\n' + ",\n".join(rows) + "\n]}\n").encode()
+
+
+class Forgotten(Mapping[str, Forgetting]):
+    """The record as a timeline asks it (`entries.timeline.Forgets`).
+
+    `presented(event, since)` gives the times after `since` the entry was presented again, from
+    the whole vault's timeline (`Timeline.presented`); it is asked only for forgotten entries,
+    once each, with `since` their forgetting: only entries written since can bring one back."""
+
+    def __init__(self, records: Mapping[str, Forgetting],
+                 presented: Callable[[Event, datetime], Sequence[datetime]]):
+        self.records = dict(records)
+        self._presented = presented
+        self._back: dict[str, datetime | None] = {}
+
+    def __getitem__(self, key: str) -> Forgetting:
+        return self.records[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.records)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def back_at(self, event: Event) -> datetime | None:
+        """When a forgotten entry was presented again after it was forgotten (relearned); None if not."""
+        record = self.records.get(event.id)
+        if record is None:
+            return None
+        if event.id not in self._back:
+            self._back[event.id] = next((t for t in self._presented(event, record.at) if t > record.at), None)
+        return self._back[event.id]
+
+    def at(self, event: Event, at: datetime) -> Forgetting | None:
+        """The forgetting that hides `event` at `at`: forgotten by then and not relearned by then."""
+        record = self.records.get(event.id)
+        if record is None or record.at > at:
+            return None
+        back = self.back_at(event)
+        return record if back is None or back > at else None
+
+    def hides(self, event: Event, at: datetime) -> bool:
+        return self.at(event, at) is not None
+
+    def change_points(self, event: Event) -> list[datetime]:
+        """The times at which `hides` can change for `event` (for event time's live intervals)."""
+        record = self.records.get(event.id)
+        if record is None:
+            return []
+        back = self.back_at(event)
+        return [record.at] + ([back] if back is not None else [])

@@ -1,0 +1,1 @@
+"""`memvault maintain`: the `[retention]` policies applied (docs/retention.md#maintenance)."""
