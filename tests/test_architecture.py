@@ -28,7 +28,8 @@ LAYERS: list[set[str]] = [
     {"write"},
     {"history", "curate", "watch"},
     {"vault"},
-    {"status", "demo"},
+    {"status", "demo", "memorywire"},
+    {"serve"},
     {"cli"},
     {"__main__"},
 ]

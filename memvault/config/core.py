@@ -165,6 +165,8 @@ SCHEMA: dict[str, dict[str, Want]] = {
         "sections": table_of(TEXT, "rule = section name"),
     },
     "hook": {"judge": one_of("all", "changed-lines")},
+    "serve": {"host": TEXT, "port": number(1, 65535, whole=True), "max_body_bytes": number(1, whole=True),
+              "rate_per_minute": number(0, whole=True)},  # serve/settings.py SERVE_DEFAULTS; no token here
     "checks": {"disable": Want(lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
                                "a list of codes such as \"MV014\"")},
 }
