@@ -67,8 +67,11 @@ def run_http(service: Service, settings: ServeSettings, announce: Callable[[str]
     """Serve until SIGINT/SIGTERM (uvicorn's handlers: in-flight requests finish first)."""
     server = _uvicorn(service, settings)
     service.start()
-    try:
-        asyncio.run(_serve(server, announce))
+    try:  # uvicorn shuts down gracefully, then raises the signal again: it ends up here
+        with _sigterm_exits():
+            asyncio.run(_serve(server, announce))
+    except KeyboardInterrupt:
+        pass
     finally:
         service.stop()
     return 0
