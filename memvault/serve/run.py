@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -64,7 +63,8 @@ def bound_url(server: uvicorn.Server) -> str:
 
 
 def run_http(service: Service, settings: ServeSettings, announce: Callable[[str], None]) -> int:
-    """Serve until SIGINT/SIGTERM (uvicorn's handlers: in-flight requests finish first)."""
+    """Serve until SIGINT/SIGTERM (uvicorn's handlers: in-flight requests finish first);
+    `announce(url)` once listening."""
     server = _uvicorn(service, settings)
     service.start()
     try:  # uvicorn shuts down gracefully, then raises the signal again: it ends up here
@@ -82,8 +82,7 @@ async def _serve(server: uvicorn.Server, announce: Callable[[str], None]) -> Non
     while not server.started and not task.done():
         await asyncio.sleep(0.02)
     if server.started:
-        url = bound_url(server)
-        announce(f"serving at {url}: MCP at {url}{MCP_PATH}, JSON API at {url}/v0 (Ctrl-C stops)")
+        announce(bound_url(server))
     await task
 
 
@@ -114,5 +113,7 @@ class ThreadedServer:
         self.service.stop()
 
 
-def say(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+def ready_message(url: str) -> dict[str, str]:
+    """Where the server answers, for a person (`text`) and a program (the rest)."""
+    return {"url": url, "mcp": url + MCP_PATH, "api": url + "/v0",
+            "text": f"serving at {url}: MCP at {url}{MCP_PATH}, JSON API at {url}/v0 (Ctrl-C stops)"}
