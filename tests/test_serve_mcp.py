@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -226,16 +225,15 @@ def test_agent_loop_8_clients_200_calls(root):
     agent_loop(root, clients=8, calls=200)
 
 
-def test_serve_stops_cleanly_on_sigterm(root):
-    proc = subprocess.Popen([sys.executable, "-m", "memvault", "--vault", str(root), "serve", "--port", "0"],
-                            stderr=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
+def test_serve_says_where_it_listens_and_stops_cleanly_on_sigterm(root):
+    proc = subprocess.Popen([sys.executable, "-m", "memvault", "--vault", str(root), "serve", "--port", "0", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(REPO)))
     try:
-        deadline = time.monotonic() + 30
-        line = ""
-        while "serving at" not in line and time.monotonic() < deadline:
-            line = proc.stderr.readline() if proc.stderr else ""
-        url = line.split()[2].rstrip(":")  # "… serving at http://127.0.0.1:PORT: MCP at …"
-        assert http(url + "/v0/health")[0] == 200
+        assert proc.stdout is not None
+        ready = json.loads(proc.stdout.readline())  # one line, for a supervisor
+        assert ready["mcp"] == ready["url"] + "/mcp" and ready["url"].startswith("http://127.0.0.1:")
+        assert http(ready["api"] + "/health")[0] == 200
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(15) == 0
     finally:

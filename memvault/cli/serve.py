@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from memvault.cli._common import cli, emit, json_option, open_vault
+from memvault.cli._common import cli, json_option, open_vault
+from memvault.textsafety import dumps_json
 
 NO_WATCH_HELP = "Do not run the watcher inside the server (every search then checks the files itself)."
 
@@ -58,8 +59,8 @@ def serve(ctx, host: str | None, port: int | None, token: str | None, no_watch: 
 
     def announce(url: str) -> None:
         message = ready_message(url)
-        if as_json:
-            emit({k: v for k, v in message.items() if k != "text"}, True)
+        if as_json:  # one line, as `watch --json` logs: a supervisor reads it with readline
+            click.echo(dumps_json({k: v for k, v in message.items() if k != "text"}))
         else:
             click.echo(message["text"], err=True)
 
