@@ -11,6 +11,8 @@ Every figure is end to end, from this process, with the official MCP SDK's clien
   - floor, same run, same copy: `search_vault` (refresh off, as the server with its watcher) and
     `log_entry` + `Index.update([file])` + `search_vault`, in this process.
   - RSS of the server process (VmRSS now, VmHWM peak) after start and after the calls.
+Each run starts from a fresh copy: the writes of all three paths (3 x --calls entries) go to
+today's log, which every `remember` re-indexes whole, so later paths write into a longer file.
 The server is `memvault serve --json` / `memvault mcp`, a child process, as people run it.
 """
 
@@ -51,8 +53,10 @@ def rss(pid: int) -> tuple[float, float]:
 
 
 def copy_vault(source: Path, target: Path) -> Path:
-    if not (target / "memvault.toml").exists():
-        shutil.copytree(source, target, symlinks=True)
+    """A fresh copy each run: every run's writes grow today's log, which `remember` re-indexes."""
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(source, target, symlinks=True)
     return target
 
 
@@ -75,6 +79,9 @@ def floor(root: Path, qs: list[str], calls: int) -> dict[str, list[float]]:
     from memvault.write.log import log_entry
 
     recall, remember = [], []
+    for q in qs:  # once untimed: the page cache as warm for the floor as for the servers after it
+        with Vault.open(root) as vault:
+            search_vault(vault, q, limit=10, refresh=False)
     for q in qs:
         start = time.perf_counter()
         with Vault.open(root) as vault:

@@ -241,3 +241,21 @@ def test_serve_says_where_it_listens_and_stops_cleanly_on_sigterm(root):
             proc.kill()
     record = json.loads((root / ".memvault" / "watch.json").read_text())
     assert record["state"] == "stopped"
+
+
+def test_mcp_over_stdio_stops_cleanly_on_sigterm(root):
+    proc = subprocess.Popen([sys.executable, "-m", "memvault", "--vault", str(root), "mcp"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(REPO)))
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}) + "\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["result"]["serverInfo"]["name"] == "memvault"  # serving
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert json.loads((root / ".memvault" / "watch.json").read_text())["state"] == "stopped"

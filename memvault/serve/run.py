@@ -7,7 +7,9 @@ Needs the `serve` extra; imported only when a server starts.
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -37,14 +39,19 @@ def _sigterm_exits() -> Iterator[None]:
 def run_stdio(service: Service) -> int:
     """MCP over stdin/stdout until the client closes the pipe or a signal comes."""
     server = build_mcp(service)
-    service.start()
+    interrupted = False
     try:
-        with _sigterm_exits():
+        with _sigterm_exits():  # before the watcher starts: a signal during its start-up stops it too
+            service.start()
             server.run("stdio")
     except KeyboardInterrupt:
-        pass
+        interrupted = True
     finally:
         service.stop()
+    if interrupted:  # the SDK's stdin reader is a thread blocked in a read that no signal ends,
+        sys.stdout.flush()  # and Python waits for it at exit: leave now that the watcher is flushed
+        sys.stderr.flush()
+        os._exit(0)
     return 0
 
 
@@ -66,9 +73,9 @@ def run_http(service: Service, settings: ServeSettings, announce: Callable[[str]
     """Serve until SIGINT/SIGTERM (uvicorn's handlers: in-flight requests finish first);
     `announce(url)` once listening."""
     server = _uvicorn(service, settings)
-    service.start()
     try:  # uvicorn shuts down gracefully, then raises the signal again: it ends up here
         with _sigterm_exits():
+            service.start()
             asyncio.run(_serve(server, announce))
     except KeyboardInterrupt:
         pass
