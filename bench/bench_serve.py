@@ -11,8 +11,9 @@ Every figure is end to end, from this process, with the official MCP SDK's clien
   - floor, same run, same copy: `search_vault` (refresh off, as the server with its watcher) and
     `log_entry` + `Index.update([file])` + `search_vault`, in this process.
   - RSS of the server process (VmRSS now, VmHWM peak) after start and after the calls.
-Each run starts from a fresh copy: the writes of all three paths (3 x --calls entries) go to
-today's log, which every `remember` re-indexes whole, so later paths write into a longer file.
+Each run starts from a fresh copy, and each path from an empty log for today: `remember`
+appends to today's log and re-indexes it whole, so its cost grows with the day's entries (the
+last of --calls writes goes into a log of --calls entries).
 The server is `memvault serve --json` / `memvault mcp`, a child process, as people run it.
 """
 
@@ -71,6 +72,19 @@ def queries(root: Path, n: int, seed: int = 7) -> list[str]:
         if len(words) >= 3:
             out.append(" ".join(rng.sample(words, rng.choice((2, 3)))))
     return out
+
+
+def reset_today(root: Path) -> None:
+    """Today's log gone (and out of the index): each path's `remember`s start from an empty day,
+    as `remember` re-indexes the whole of today's log."""
+    from memvault.search.index import open_index
+    from memvault.vault import Vault
+
+    with Vault.open(root) as vault:
+        path = vault.log_path_for(vault.now().date().isoformat())
+        path.unlink(missing_ok=True)
+        with open_index(vault) as index:
+            index.update([path.relative_to(root).as_posix()])
 
 
 def floor(root: Path, qs: list[str], calls: int) -> dict[str, list[float]]:
@@ -146,8 +160,10 @@ def main() -> None:
 
     with Vault.open(root) as vault:
         update_index(vault)  # the copy's index as the server finds it: current
+    reset_today(root)
     results: dict[str, dict[str, list[float]]] = {"library (floor)": floor(root, qs, args.calls)}
 
+    reset_today(root)
     started = time.perf_counter()
     server = HttpServer(root)
     start_s = time.perf_counter() - started
@@ -163,6 +179,7 @@ def main() -> None:
     finally:
         server.stop()
 
+    reset_today(root)
     params = StdioServerParameters(command=sys.executable, args=["-m", "memvault", "--vault", str(root), "mcp"],
                                    env=dict(os.environ))
 
