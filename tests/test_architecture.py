@@ -29,6 +29,7 @@ LAYERS: list[set[str]] = [
     {"history", "curate", "watch", "maintain"},
     {"vault"},
     {"status", "demo", "memorywire"},
+    {"serve"},
     {"cli"},
     {"__main__"},
 ]

@@ -21,6 +21,7 @@ from memvault.history.timetravel import HISTORY_DEFAULTS
 from memvault.memorywire.governance import MEMORYWIRE_DEFAULTS
 from memvault.search.index.core import INDEX_DEFAULTS
 from memvault.search.weights import SEARCH_DEFAULTS
+from memvault.serve.settings import SERVE_DEFAULTS
 from memvault.watch.watcher import DEFAULTS as WATCH
 
 from .helpers_check import commit, git, git_repo, run_memvault
@@ -124,7 +125,8 @@ def test_the_schema_names_exactly_the_settings_the_modules_read():
     # A module that adds a setting to its defaults must add it to config.SCHEMA, or loading a
     # file that sets it would fail as an unknown setting.
     defaults = {"index": INDEX_DEFAULTS, "search": SEARCH_DEFAULTS, "watch": WATCH, "history": HISTORY_DEFAULTS,
-                "curate": CURATE, "checks": CHECK_DEFAULTS, "hook": HOOK_DEFAULTS, "retention": MAINTAIN_DEFAULTS}
+                "curate": CURATE, "checks": CHECK_DEFAULTS, "hook": HOOK_DEFAULTS, "retention": MAINTAIN_DEFAULTS,
+                "serve": SERVE_DEFAULTS}
     for table, keys in defaults.items():
         assert set(SCHEMA[table]) == set(keys), table
     assert set(SCHEMA["decay"]) == set(RETENTION_DEFAULTS)

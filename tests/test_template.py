@@ -15,6 +15,7 @@ from memvault.config.curate import DEFAULTS as CURATE
 from memvault.history.timetravel import HISTORY_DEFAULTS
 from memvault.search.index.core import INDEX_DEFAULTS
 from memvault.search.weights import SEARCH_DEFAULTS
+from memvault.serve.settings import SERVE_DEFAULTS
 from memvault.watch.watcher import DEFAULTS as WATCH
 from memvault.write.log import TEMPLATE as TEMPLATE_DIR
 
@@ -33,9 +34,10 @@ KNOWN = {
     "history": set(HISTORY_DEFAULTS),
     "memory": {"sections"},
     "hook": set(HOOK_DEFAULTS),
+    "serve": set(SERVE_DEFAULTS),
 }
 SECTION_DEFAULTS = {"search": SEARCH_DEFAULTS, "index": INDEX_DEFAULTS, "curate": CURATE,
-                    "checks": CHECK_DEFAULTS, "hook": HOOK_DEFAULTS}
+                    "checks": CHECK_DEFAULTS, "hook": HOOK_DEFAULTS, "serve": SERVE_DEFAULTS}
 
 
 def _uncommented(text: str) -> str:

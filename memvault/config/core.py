@@ -174,6 +174,8 @@ SCHEMA: dict[str, dict[str, Want]] = {
                   "archive_dir": Want(lambda v: _vault_glob(v) and not any(c in v for c in "*?[")
                                       and v.split("/")[0] != ".memvault",
                                       "a vault-relative folder such as \"forgotten\" (not under .memvault)")},
+    "serve": {"host": TEXT, "port": number(1, 65535, whole=True), "max_body_bytes": number(1, whole=True),
+              "rate_per_minute": number(0, whole=True)},  # serve/settings.py SERVE_DEFAULTS; no token here
     "checks": {"disable": Want(lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
                                "a list of codes such as \"MV014\"")},
 }

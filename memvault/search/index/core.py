@@ -379,21 +379,22 @@ class Index:
         when = at or datetime.now(UTC)
         keep = make_filter([*types, *q.types], [*tags, *q.tags], since, until)
         n = max(self.weights.candidates, limit * 5)
-        plan = self._plan(conn, q)
-        forgotten = self.vault.forgotten
-        ranker = Ranker(conn, self.weights, self.vault.root, self.vault.config,
-                        index_forgotten(conn, forgotten.records, self.vault.config) if forgotten else None)
-        while True:
-            found = engine.search(q, n, plan)
-            hits = ranker.rank(found, q, when, keep, include_all, limit)
-            if len(hits) >= limit:
-                break
-            if len(found) == n:
-                n *= 4
-            elif plan.exhaustive:
-                break
-            else:  # the selected rows ran out before enough hits: score every match
-                plan = EXHAUSTIVE
+        with _one_snapshot(conn):
+            plan = self._plan(conn, q)
+            forgotten = self.vault.forgotten
+            ranker = Ranker(conn, self.weights, self.vault.root, self.vault.config,
+                            index_forgotten(conn, forgotten.records, self.vault.config) if forgotten else None)
+            while True:
+                found = engine.search(q, n, plan)
+                hits = ranker.rank(found, q, when, keep, include_all, limit)
+                if len(hits) >= limit:
+                    break
+                if len(found) == n:
+                    n *= 4
+                elif plan.exhaustive:
+                    break
+                else:  # the selected rows ran out before enough hits: score every match
+                    plan = EXHAUSTIVE
         access.record(self.vault.root, access.search_recalls(self.vault.config, q, hits, record_access))
         return hits
 
@@ -448,3 +449,19 @@ class Index:
             size_bytes=size, not_read=[f"{p.path}: {p.message}" for p in skipped],
             healed=meta.get("healed") or None, broken={p: why for p, (_, _, why) in held.items() if p in disk},
         )
+
+
+@contextlib.contextmanager
+def _one_snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction for a whole search. An update renumbers a file's rows; between
+    the text search and the reading of its rows, another writer's commit (a server's
+    concurrent `remember`, the watcher) would make the file's hits vanish from the answer."""
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("COMMIT")

@@ -1,0 +1,204 @@
+"""Server figures on the 100k synthetic vault: recall and remember -> recallable over MCP
+(streamable HTTP and stdio), the server's RSS, beside the library calls alone (the floor).
+
+    python bench/bench_serve.py /tmp/mv-100k             # copies it to /tmp/mv-100k-serve first
+    python bench/bench_serve.py /tmp/mv-100k --calls 100
+
+Every figure is end to end, from this process, with the official MCP SDK's client:
+  - recall: `search` of 2-3 words drawn from the vault's own text, limit 10; p50/p95 over --calls.
+  - remember -> recallable: `remember` of an entry with a fresh word, then `search` for that word
+    until the entry is the first hit (it is on the first try: the server indexes what it writes).
+  - floor, same run, same copy: `search_vault` (refresh off, as the server with its watcher) and
+    `log_entry` + `Index.update([file])` + `search_vault`, in this process.
+  - RSS of the server process (VmRSS now, VmHWM peak) after start and after the calls.
+Each run starts from a fresh copy, and each path from an empty log for today: `remember`
+appends to today's log and re-indexes it whole, so its cost grows with the day's entries (the
+last of --calls writes goes into a log of --calls entries).
+The server is `memvault serve --json` / `memvault mcp`, a child process, as people run it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def row(name: str, values: list[float]) -> str:
+    return (f"| {name} | {pct(values, 50) * 1000:.1f} ms | {pct(values, 95) * 1000:.1f} ms | "
+            f"{statistics.mean(values) * 1000:.1f} ms |")
+
+
+def rss(pid: int) -> tuple[float, float]:
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+def copy_vault(source: Path, target: Path) -> Path:
+    """A fresh copy each run: every run's writes grow today's log, which `remember` re-indexes."""
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(source, target, symlinks=True)
+    return target
+
+
+def queries(root: Path, n: int, seed: int = 7) -> list[str]:
+    """Two or three words that occur together in an entry of the vault (as an agent's recall would)."""
+    rng = random.Random(seed)
+    files = sorted((root / "memory").rglob("*.md"))
+    out = []
+    while len(out) < n:
+        text = rng.choice(files).read_text(encoding="utf-8")
+        words = [w for w in re.findall(r"[a-z]{5,}", text) if w not in ("observation", "belief", "decision")]
+        if len(words) >= 3:
+            out.append(" ".join(rng.sample(words, rng.choice((2, 3)))))
+    return out
+
+
+def reset_today(root: Path) -> None:
+    """Today's log gone (and out of the index): each path's `remember`s start from an empty day,
+    as `remember` re-indexes the whole of today's log."""
+    from memvault.search.index import open_index
+    from memvault.vault import Vault
+
+    with Vault.open(root) as vault:
+        path = vault.log_path_for(vault.now().date().isoformat())
+        path.unlink(missing_ok=True)
+        with open_index(vault) as index:
+            index.update([path.relative_to(root).as_posix()])
+
+
+def floor(root: Path, qs: list[str], calls: int) -> dict[str, list[float]]:
+    from memvault.search.index import open_index, search_vault
+    from memvault.vault import Vault
+    from memvault.write.log import log_entry
+
+    recall, remember = [], []
+    for q in qs:  # once untimed: the page cache as warm for the floor as for the servers after it
+        with Vault.open(root) as vault:
+            search_vault(vault, q, limit=10, refresh=False)
+    for q in qs:
+        start = time.perf_counter()
+        with Vault.open(root) as vault:
+            search_vault(vault, q, limit=10, refresh=False)
+        recall.append(time.perf_counter() - start)
+    for i in range(calls):
+        word = f"floorword{os.getpid()}x{i}"
+        start = time.perf_counter()
+        with Vault.open(root) as vault:
+            event = log_entry(vault, f"Benchmark floor entry {word} written by the library")
+            with open_index(vault) as index:
+                index.update([event.file])
+            assert search_vault(vault, word, limit=1, refresh=False)[0].id == event.id
+        remember.append(time.perf_counter() - start)
+    return {"recall": recall, "remember": remember}
+
+
+async def over_mcp(client: Client, qs: list[str], calls: int, tag: str) -> dict[str, list[float]]:
+    recall, remember = [], []
+    await client.call_tool("search", {"query": qs[0]})  # warm: the first call imports and opens
+    for q in qs:
+        start = time.perf_counter()
+        result = await client.call_tool("search", {"query": q, "limit": 10})
+        recall.append(time.perf_counter() - start)
+        assert not result.is_error, result.content
+    for i in range(calls):
+        word = f"{tag}word{os.getpid()}x{i}"
+        start = time.perf_counter()
+        done = (await client.call_tool("remember", {"text": f"Benchmark entry {word} remembered over MCP"}))
+        assert not done.is_error, done.content
+        while True:
+            found = (await client.call_tool("search", {"query": word, "limit": 1})).structured_content or {}
+            if found.get("results") and found["results"][0]["id"] == (done.structured_content or {})["id"]:
+                break
+        remember.append(time.perf_counter() - start)
+    return {"recall": recall, "remember": remember}
+
+
+class HttpServer:
+    def __init__(self, root: Path):
+        self.proc = subprocess.Popen([sys.executable, "-m", "memvault", "--vault", str(root), "serve", "--port", "0",
+                                      "--json"], stdout=subprocess.PIPE, text=True,
+                                     env=dict(os.environ, PYTHONUNBUFFERED="1"))
+        assert self.proc.stdout is not None
+        self.ready: dict[str, Any] = json.loads(self.proc.stdout.readline())  # after the watcher's catch-up
+
+    def stop(self) -> int:
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(60)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("vault", type=Path, help="the synthetic vault (bench/synth.py); copied, never changed")
+    parser.add_argument("--copy", type=Path, help="where to copy it (default: <vault>-serve)")
+    parser.add_argument("--calls", type=int, default=200, help="calls of each kind (default 200)")
+    args = parser.parse_args()
+    root = copy_vault(args.vault, args.copy or args.vault.with_name(args.vault.name + "-serve"))
+    qs = queries(root, args.calls)
+    from memvault.search.index import update_index
+    from memvault.vault import Vault
+
+    with Vault.open(root) as vault:
+        update_index(vault)  # the copy's index as the server finds it: current
+    reset_today(root)
+    results: dict[str, dict[str, list[float]]] = {"library (floor)": floor(root, qs, args.calls)}
+
+    reset_today(root)
+    started = time.perf_counter()
+    server = HttpServer(root)
+    start_s = time.perf_counter() - started
+    rss_start = rss(server.proc.pid)
+
+    async def http() -> dict[str, list[float]]:
+        async with Client(server.ready["mcp"]) as client:
+            return await over_mcp(client, qs, args.calls, "http")
+
+    try:
+        results["MCP, streamable HTTP"] = anyio.run(http)
+        rss_after = rss(server.proc.pid)
+    finally:
+        server.stop()
+
+    reset_today(root)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "memvault", "--vault", str(root), "mcp"],
+                                   env=dict(os.environ))
+
+    async def stdio() -> dict[str, list[float]]:
+        async with Client(params) as client:
+            return await over_mcp(client, qs, args.calls, "stdio")
+
+    results["MCP, stdio"] = anyio.run(stdio)
+
+    print(f"vault: {root} (copy of {args.vault}); {args.calls} calls of each kind; {os.cpu_count()} cores, "
+          f"load {os.getloadavg()[0]:.1f}")
+    print("\n| path | p50 | p95 | mean |\n|---|---|---|---|")
+    for name, figures in results.items():
+        print(row(f"recall (search), {name}", figures["recall"]))
+    for name, figures in results.items():
+        print(row(f"remember -> recallable, {name}", figures["remember"]))
+    print(f"\nserve: ready in {start_s:.2f} s; RSS {rss_start[0]:.0f} MB after start, {rss_after[0]:.0f} MB after "
+          f"the calls (peak {rss_after[1]:.0f} MB)")
+
+
+if __name__ == "__main__":
+    main()

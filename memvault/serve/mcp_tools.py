@@ -1,0 +1,158 @@
+"""The MCP server: memvault's operations as MCP tools and resources (official SDK, `MCPServer`).
+
+The descriptions are written for a model choosing a tool: what it is for, when to use it
+rather than another, and what comes back (compact JSON citing `file#Lx-Ly` and the entry id).
+A library error becomes a tool error naming its code (`refused`, `not_found`, `secret`, ...).
+Needs the `serve` extra; imported only when a server starts.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from memvault.errors import MemvaultError
+from memvault.serve.service import Service
+
+INSTRUCTIONS = """\
+memvault is this user's long-term memory: Markdown files (daily logs under memory/, curated \
+MEMORY.md) that people read and edit too. Before answering from what you think you know about \
+the user, their projects or past decisions, `search` (or `context` at the start of a task). \
+When you learn something worth keeping (a preference, a decision, a fact, a correction), \
+`remember` it: one self-contained statement per call. Cite what you use by its `cite` \
+(file#Lx-Ly) or id. Never store secrets (they are refused)."""
+
+READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+APPEND = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+
+Query = Annotated[str, Field(description="Words to look for (OR-ed, ranked); \"quoted phrases\" must match; "
+                                         "`type:decision` or `tag:x` filter.")]
+Limit = Annotated[int, Field(ge=1, le=100, description="At most this many results.")]
+When = Annotated[str, Field(description="A time: 2026-02-21, 2026-02-21 09:15, yesterday, '3 days ago', "
+                                        "or a git revision.")]
+Ref = Annotated[str, Field(description="An entry id (e.g. 2026-02-21T09:15), its start, or a place as results "
+                                       "cite it (memory/2026-02-21.md#L3-L5).")]
+
+
+def build_mcp(service: Service) -> MCPServer:
+    """An MCP server whose tools call `service` (which the caller starts and stops)."""
+    server: MCPServer = MCPServer("memvault", instructions=INSTRUCTIONS, version=_version(), log_level="WARNING")
+    for fn, hints in _tools(service):
+        server.add_tool(_library_errors(fn), name=fn.__name__, description=(fn.__doc__ or "").strip(),
+                        annotations=hints)
+    _resources(server, service)
+    return server
+
+
+def _tools(service: Service) -> list[tuple[Callable[..., Any], ToolAnnotations]]:
+    def search(query: Query, limit: Limit = 10,
+               types: Annotated[list[str] | None, Field(description="Only these entry types: observation, "
+                                                        "belief, decision, correction, ...")] = None,
+               tags: Annotated[list[str] | None, Field(description="Only entries with one of these tags.")] = None,
+               include_all: Annotated[bool, Field(description="Also superseded and expired entries.")] = False,
+               ) -> dict[str, Any]:
+        """Search the user's memory (daily logs and MEMORY.md) and get the best matching entries, ranked by
+        relevance, importance, recency and confidence. Use it before answering anything about the user, their
+        work, people, projects or earlier decisions. Each result: id, cite (file#Lx-Ly), type, time, text;
+        `status` appears only when an entry no longer holds (superseded by a newer one, expired)."""
+        return service.search(query, limit, types, tags, include_all)
+
+    def get(ref: Annotated[str | None, Field(description="An id, its start, or a cited place "
+                                             "(memory/2026-02-21.md#L3-L5). Give this or `file`.")] = None,
+            file: Annotated[str | None, Field(description="A vault file (MEMORY.md, memory/2026-02-21.md), "
+                                              "to read lines of it. Give this or `ref`.")] = None,
+            start_line: Annotated[int | None, Field(ge=1, description="With `file`: first line (1-based).")] = None,
+            end_line: Annotated[int | None, Field(ge=1, description="With `file`: last line.")] = None,
+            ) -> dict[str, Any]:
+        """Read one entry in full (by id or cited place), with its metadata and supersession links; or lines
+        of one vault file (by path and line range) when you need the surrounding text. Only the vault's
+        memory files can be read. Fetching an entry counts as recalling it (it stays fresh)."""
+        return service.get(ref, file, start_line, end_line)
+
+    def remember(text: Annotated[str, Field(description="One self-contained statement, as you would want to "
+                                                        "read it months later (who, what, why).")],
+                 type: Annotated[str, Field(description="observation (what happened or was said), belief "
+                                            "(a fact or preference), decision, or correction.")] = "observation",
+                 tags: Annotated[list[str] | None, Field(description="A few lowercase topic tags.")] = None,
+                 importance: Annotated[str | None, Field(description="high, medium or low.")] = None,
+                 confidence: Annotated[float | None, Field(ge=0, le=1, description="0-1; default 1.")] = None,
+                 source: Annotated[str | None, Field(description="Who said it: user, a URL, a session id.")] = None,
+                 supersedes: Annotated[str | None, Field(description="Id of the entry this one corrects or "
+                                                         "replaces (it stops being live).")] = None,
+                 ) -> dict[str, Any]:
+        """Write a new memory: appends an entry to today's daily log (plain Markdown the user can read and
+        edit), searchable at once. Use it for preferences, facts, decisions and corrections worth keeping
+        beyond this conversation; to change an old memory, give `supersedes` with its id instead of
+        repeating it. Never store passwords, keys or tokens: they are refused. Returns the new id and cite."""
+        return service.remember(text, type, tags, importance, confidence, source, None, supersedes)
+
+    def asof(at: When, query: Annotated[str | None, Field(description="Words to rank by; none lists all.")] = None,
+             limit: Limit = 20) -> dict[str, Any]:
+        """What the memory held as true at a past time (entries live then, before later corrections), optionally
+        ranked by a query. Use it for "what did we think about X in March?" or to explain an old decision."""
+        return service.as_of(at, query, limit)
+
+    def changes(since: When, until: Annotated[str | None, Field(description="End of the window; default now.")]
+                = None, limit: Limit = 20) -> dict[str, Any]:
+        """What changed in memory since a time: new entries, entries superseded since, and (from git) edits,
+        deletions and revived entries. Use it to catch up at the start of a session ("since yesterday")."""
+        return service.changes(since, until, limit)
+
+    def history(ref: Ref) -> dict[str, Any]:
+        """The story of one entry: the chain of entries that superseded each other around it (oldest first)
+        and the git commits that changed it. Use it to see why a memory changed and what it said before."""
+        return service.history(ref)
+
+    def curate_preview() -> dict[str, Any]:
+        """Preview (without writing anything) which daily-log entries curation would promote into MEMORY.md,
+        the budget, and the diff. Only a person applies curation (`memvault curate`)."""
+        return service.curate_preview()
+
+    def context(query: Annotated[str | None, Field(description="The task at hand, to add the best matching "
+                                                   "entries after MEMORY.md.")] = None,
+                budget_chars: Annotated[int, Field(ge=200, le=100_000, description="Character budget.")] = 4000,
+                ) -> dict[str, Any]:
+        """The memory to start a task with, within a character budget: the curated MEMORY.md bullets (the
+        user's lasting preferences, projects, decisions), then the best search hits for `query`."""
+        return service.context(query, budget_chars)
+
+    return [(search, READ), (get, READ), (remember, APPEND), (asof, READ), (changes, READ), (history, READ),
+            (curate_preview, READ), (context, READ)]
+
+
+def _resources(server: MCPServer, service: Service) -> None:
+    @server.resource("memvault://MEMORY.md", name="MEMORY.md", mime_type="text/markdown",
+                     description="The curated long-term memory: preferences, projects, decisions, lessons.")
+    def memory_md() -> str:
+        return service.read_text("MEMORY.md", missing="")
+
+    @server.resource("memvault://today", name="today's log", mime_type="text/markdown",
+                     description="Today's daily log (memory/YYYY-MM-DD.md): what was noted today.")
+    def today() -> str:
+        return service.today_log()
+
+
+def _library_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A library error as a tool error the model can act on: `refused: ...`, `not_found: ...`."""
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except MemvaultError as exc:
+            raise ToolError(f"{exc.code}: {exc}") from None
+    return call
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("memvault")
+    except PackageNotFoundError:  # a source tree that was never installed
+        return "0"
