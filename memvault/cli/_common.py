@@ -298,3 +298,24 @@ def retention_lines(d: dict) -> list[str]:
     shown, recalls = r["presentations"], r["accesses"]
     return [f"retention {r['value']:.2f} ({r['status']} under {r['model']}; {shown} presentation{'' if shown == 1 else 's'}, "
             f"{recalls} recall{'' if recalls == 1 else 's'})"]
+
+
+# ● active, ◐ fading, ○ forgotten: entries/retention.py's MARKS, spelled here so the CLI's
+# start does not load the models.
+RETENTION_MARKS = {"active": "\u25cf", "fading": "\u25d0", "forgotten": "\u25cb"}
+
+
+def retention_mark(d: dict) -> str:
+    """`● ` for an entry of `list`, `search` or `asof` by its retention status (docs/retention.md)."""
+    r = d.get("retention")
+    return f"{RETENTION_MARKS[r['status']]} " if r else ""
+
+
+def retention_tally(items: list[dict]) -> str:
+    """`; ● 3 active, ◐ 1 fading, ○ 2 forgotten` under a listing, for the statuses present."""
+    counts: dict[str, int] = {}
+    for d in items:
+        if d.get("retention"):
+            counts[d["retention"]["status"]] = counts.get(d["retention"]["status"], 0) + 1
+    parts = [f"{mark} {counts[s]} {s}" for s, mark in RETENTION_MARKS.items() if s in counts]
+    return "; " + ", ".join(parts) if parts else ""

@@ -20,6 +20,8 @@ from memvault.cli._common import (
     parse_when,
     parse_window,
     retention_lines,
+    retention_mark,
+    retention_tally,
     say,
     short,
     tally,
@@ -216,9 +218,9 @@ def _list_text(items: list[dict]) -> str:
     for d in items:
         status = "" if d["status"] == "live" else f" [{d['status']}" + (
             f" by {d['superseded_by']}]" if d["superseded_by"] else "]")
-        rows.append(f"{d['id']:<20} {d['type']:<11} {d['confidence']:.2f}  {short(d['content'], 60)}{status}"
-                    + folded_sources(d))
-    rows.append(tally(items) + folded_tally(items))
+        rows.append(f"{d['id']:<20} {d['type']:<11} {d['confidence']:.2f} {retention_mark(d) or ' '}{short(d['content'], 58)}"
+                    f"{status}" + folded_sources(d))
+    rows.append(tally(items) + folded_tally(items) + retention_tally(items))
     return "\n".join(rows)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -24,6 +24,7 @@ from memvault.entries.words import STOPWORDS, WORD_RE, stem
 
 if TYPE_CHECKING:  # retention is asked for by few commands: its modules load on first use
     from memvault.entries import presentations
+    from memvault.entries import retention as retention_models
 
 Status = Literal["live", "superseded", "expired", "future"]
 NEVER = datetime.min.replace(tzinfo=UTC)
@@ -215,7 +216,12 @@ class Timeline:
     # precomputed intervals (history/sweep.py) know each entry alone.
     sourced_start: bool = True
     recalls: Mapping[str, int] = {}  # access counts by id, set by whoever read them (Vault)
-    _said_again: presentations.SaidAgain | None = None
+    # Who finds the later entries that say the same (a Vault's stored pairs); None: found on
+    # demand by `presentations.SaidAgain`, exact but ~0.1 s for an old entry of 100k.
+    said_again_source: Callable[[Timeline], presentations.SaidSource] | None = None
+    _said_again: presentations.SaidSource | None = None
+    _retention_of: Callable[..., presentations.Retention]
+    _decay_params: retention_models.Params
 
     def __init__(
         self,
@@ -406,11 +412,14 @@ class Timeline:
 
         Later entries that say the same count, so ask a timeline of the whole vault (a Vault's),
         not one of a few search candidates."""
-        from memvault.entries import presentations
-
         if self._said_again is None:
-            self._said_again = presentations.SaidAgain(self)
-        return presentations.retention_of(self, self._said_again, event, at, self.recalls)
+            from memvault.entries import presentations
+
+            make = self.said_again_source
+            self._said_again = make(self) if make is not None else presentations.SaidAgain(self)
+            self._retention_of = presentations.retention_of
+            self._decay_params = decay.vault_params(self.config)
+        return self._retention_of(self, self._said_again, event, at, self.recalls, self._decay_params)
 
     def live(self, at: datetime | None = None) -> list[Event]:
         return [e for e in self.events if self.by_id.get(e.id) is e and self.status(e, at) == "live"]
