@@ -33,7 +33,7 @@ from memvault.search import said_join
 from memvault.sqlutil import in_chunks
 
 FILE = "said.sqlite"
-FORMAT = 2
+FORMAT = 3
 SOURCES = ("memvault.entries.similarity", "memvault.entries.facts", "memvault.entries.words",
            "memvault.search.said_join")
 # More new texts than this share of the stored ones: one join of all is cheaper than probing each.
@@ -41,6 +41,7 @@ REJOIN_SHARE = 0.2
 REJOIN_MIN = 2000
 
 Pairs = set[tuple[str, str]]
+Occurrence = tuple[str, float, str, int, str]  # id, timestamp (epoch), file, line, text
 
 
 def text_key(text: str) -> bytes:
@@ -55,7 +56,7 @@ def _setup(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA journal_mode=WAL")
     if conn.execute("PRAGMA user_version").fetchone()[0] != FORMAT:  # another layout: start anew
         conn.executescript("DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS texts; DROP TABLE IF EXISTS tokens;"
-                           "DROP TABLE IF EXISTS post; DROP TABLE IF EXISTS pairs;"
+                           "DROP TABLE IF EXISTS post; DROP TABLE IF EXISTS pairs; DROP TABLE IF EXISTS occ;"
                            f"PRAGMA user_version = {FORMAT};")
     conn.executescript("""
         CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -67,7 +68,14 @@ def _setup(conn: sqlite3.Connection) -> None:
         CREATE TABLE IF NOT EXISTS pairs (a INTEGER NOT NULL, b INTEGER NOT NULL,
                                           PRIMARY KEY (a, b)) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS pairs_b ON pairs (b);
+        CREATE TABLE IF NOT EXISTS occ (hid INTEGER NOT NULL, id TEXT NOT NULL, ts REAL NOT NULL,
+                                        file TEXT NOT NULL, line INTEGER NOT NULL);
+        CREATE INDEX IF NOT EXISTS occ_hid ON occ (hid);
     """)
+
+
+def connect(root: Path) -> sqlite3.Connection:
+    return derived_db.connect(Path(root) / DERIVED_DIR / FILE, _setup, what="the said-again pairs", timeout=30)
 
 
 @dataclass
@@ -87,25 +95,26 @@ class SaidStore:
         self.rejoin_min = rejoin_min
         self.report = SyncReport()
 
-    def sync(self, texts: Collection[str]) -> Pairs:
+    def sync(self, texts: Collection[str], occurrences: list[Occurrence] | None = None,
+             index_state: str = "") -> Pairs:
         """Make the stored texts exactly `texts` and return their pairs (a, b): text a says the
         same as text b (`same_fact(a, b)`). Unchanged texts (in the same order) cost one digest
         and one read of the few pairs."""
         try:
-            return self._sync(texts)
+            return self._sync(texts, occurrences, index_state)
         except sqlite3.DatabaseError as exc:
             if not derived_db.is_damage(exc):
                 raise
             derived_db.discard(self.path, str(exc), "the said-again pairs")
-            return self._sync(texts)
+            return self._sync(texts, occurrences, index_state)
 
-    def _sync(self, texts: Collection[str]) -> Pairs:
+    def _sync(self, texts: Collection[str], occurrences: list[Occurrence] | None, index_state: str) -> Pairs:
         digest = set_digest(texts)
-        conn = derived_db.connect(self.path, _setup, what="the said-again pairs", timeout=30)
+        conn = derived_db.connect(self.path, _setup, what="the said-again pairs", timeout=30)  # self.path: tests move it
         try:
             with conn:
                 conn.execute("BEGIN")  # a snapshot: a writer's half-done work is never read
-                if self._meta(conn) == (fingerprint(self.threshold), digest):
+                if self._meta(conn) == (fingerprint(self.threshold), digest) and occurrences is None:
                     self.report = SyncReport(len(texts))
                     return _pairs(conn)
             with conn:
@@ -115,6 +124,11 @@ class SaidStore:
                 self._bring_up_to_date(conn, {text_key(t): t for t in texts})
                 conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                                  (("fingerprint", fingerprint(self.threshold)), ("digest", digest)))
+                # Which entries hold the texts is recorded for search (said_hits.py) with the
+                # index state it was read from; other texts now: search reads them again.
+                conn.execute("DELETE FROM meta WHERE key = 'index_state'")
+                if occurrences is not None:
+                    _record_occurrences(conn, occurrences, index_state)
                 return _pairs(conn)
         finally:
             conn.close()
@@ -138,6 +152,14 @@ class SaidStore:
         if new:
             hids = {hid: key for key, hid in stored.items() if key in texts}
             _probe(conn, texts, new, hids, self.threshold)
+
+
+def _record_occurrences(conn: sqlite3.Connection, occurrences: list[Occurrence], index_state: str) -> None:
+    hids = dict(conn.execute("SELECT key, hid FROM texts").fetchall())
+    conn.execute("DELETE FROM occ")
+    conn.executemany("INSERT INTO occ VALUES (?, ?, ?, ?, ?)",
+                     ((hids[text_key(text)], eid, ts, file, line) for eid, ts, file, line, text in occurrences))
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('index_state', ?)", (index_state,))
 
 
 def set_digest(texts: Collection[str]) -> str:
