@@ -1,0 +1,141 @@
+"""`list`, `search` and `asof` carry each entry's retention (JSON and a mark per text row),
+computed under the vault's model at the answer's time from the stored said-again pairs; the
+values are the library's, and switching models changes statuses, never a file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from memvault.cli import cli
+from memvault.entries.presentations import SaidAgain
+from memvault.search.said_store import StoredSaidAgain
+from memvault.vault import Vault
+
+from .conftest import DATA
+
+APRIL = "2026-04-01T12:00"
+MARK = {"active": "\u25cf", "fading": "\u25d0", "forgotten": "\u25cb"}
+# docs/retention.md, "A vault under each model", at 2026-04-01 12:00
+DOCUMENTED = {
+    "exponential": {"2026-01-05T09:10": "fading", "2026-01-05T11:30": "forgotten", "2026-01-05T16:45": "fading",
+                    "2026-02-20T08:05": "fading", "2026-02-20T14:00": "fading", "2026-03-28T19:20": "active"},
+    "forgetting-curve": {"2026-01-05T09:10": "active", "2026-01-05T11:30": "fading", "2026-01-05T16:45": "active",
+                         "2026-02-20T08:05": "active", "2026-02-20T14:00": "active", "2026-03-28T19:20": "active"},
+}
+
+
+def vault_under(root: Path, model: str) -> Path:
+    if not (root / "memory").exists():
+        shutil.copytree(DATA / "retention", root, dirs_exist_ok=True)
+    (root / "memvault.toml").write_text(f'[vault]\ntimezone = "Europe/Berlin"\n\n[decay]\nmodel = "{model}"\n')
+    return root
+
+
+def run(runner, root: Path, *args: str) -> str:
+    result = runner.invoke(cli, ["--vault", str(root), *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def library(root: Path, when: str) -> dict[str, dict]:
+    """Each entry's retention at the time `asof WHEN` means, asked of the library."""
+    with Vault.open(root) as vault:
+        at = vault.past.point(when).at
+        tl = vault.timeline
+        return {e.id: tl.retention(e, at).to_dict() for e in tl.events}
+
+
+def files(root: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and ".memvault" not in p.parts}
+
+
+@pytest.mark.parametrize("model", ["exponential", "forgetting-curve"])
+def test_asof_carries_the_documented_statuses_and_switching_models_changes_no_file(runner, vault_dir, model):
+    root = vault_under(vault_dir, "ebbinghaus")
+    run(runner, root, "asof", APRIL, "--json")  # the pairs are stored under another model first
+    before = files(root)
+    vault_under(root, model)
+    before[root / "memvault.toml"] = (root / "memvault.toml").read_bytes()
+    items = json.loads(run(runner, root, "asof", APRIL, "--json"))
+    assert {d["id"]: d["retention"]["status"] for d in items} == DOCUMENTED[model]
+    assert {d["retention"]["model"] for d in items} == {model}
+    expected = library(root, APRIL)
+    assert {d["id"]: d["retention"] for d in items} == expected
+    # the allergy said again and the backup reconfirmed: two presentations each
+    assert {d["id"]: d["retention"]["presentations"] for d in items}["2026-01-05T09:10"] == 2
+    text = run(runner, root, "asof", APRIL)
+    for d in items:
+        row = next(line for line in text.splitlines() if line.startswith(d["id"]))
+        assert f" {MARK[d['retention']['status']]} " in row
+    assert files(root) == before
+
+
+def test_list_json_and_text_carry_retention_now(runner, vault_dir):
+    root = vault_under(vault_dir, "forgetting-curve")
+    items = json.loads(run(runner, root, "list", "--json"))
+    with Vault.open(root) as vault:
+        now = vault.now()
+        tl = vault.timeline
+        for d in items:
+            r = tl.retention(tl.by_id[d["id"]], now).to_dict()
+            assert d["retention"]["presentations"] == r["presentations"]
+            assert d["retention"]["status"] == r["status"]
+            assert abs(d["retention"]["value"] - r["value"]) < 1e-4  # a few seconds later
+    text = run(runner, root, "list")
+    rows = [line for line in text.splitlines() if line[:4] == "2026"]
+    assert len(rows) == len(items)
+    for d, row in zip(items, rows, strict=True):
+        assert f" {MARK[d['retention']['status']]} " in row
+    statuses = [d["retention"]["status"] for d in items]
+    assert text.splitlines()[-1].startswith("6 entries; ")
+    assert f"{statuses.count('fading')} fading" in text.splitlines()[-1]
+
+
+def test_search_json_and_text_carry_the_library_retention(runner, vault_dir):
+    root = vault_under(vault_dir, "forgetting-curve")
+    hits = json.loads(run(runner, root, "search", "peanuts", "allergic", "--json"))
+    assert [h["id"] for h in hits][:2] == ["2026-01-05T09:10", "2026-02-20T08:05"]
+    with Vault.open(root) as vault:
+        tl = vault.timeline
+        now = vault.now()
+        for h in hits:
+            r = tl.retention(tl.by_id[h["id"]], now).to_dict()
+            assert (h["retention"]["presentations"], h["retention"]["status"]) == (r["presentations"], r["status"])
+            assert abs(h["retention"]["value"] - r["value"]) < 1e-4
+    assert hits[0]["retention"]["presentations"] == 2  # said again on 2026-02-20, found without parsing
+    backup = json.loads(run(runner, root, "search", "Hetzner", "--json"))
+    assert backup[0]["retention"]["presentations"] == 2  # reconfirmed
+    text = run(runner, root, "search", "peanuts")
+    assert f"{MARK[hits[0]['retention']['status']]} 2026-01-05T09:10" in text
+
+
+def test_search_sees_a_repeat_written_after_the_last_search(runner, vault_dir):
+    root = vault_under(vault_dir, "exponential")
+    first = json.loads(run(runner, root, "search", "Coffee", "machine", "--json"))[0]
+    assert first["retention"]["presentations"] == 1
+    day = root / "memory" / "2026-03-29.md"
+    day.write_text("# 2026-03-29\n\n## 08:00 - Observation\n"
+                   "Coffee machine on floor 3 is broken again, use the one on floor 2 (still).\n", encoding="utf-8")
+    again = json.loads(run(runner, root, "search", "Coffee", "machine", "--json"))
+    old = next(h for h in again if h["id"] == "2026-03-28T19:20")
+    assert old["retention"]["presentations"] == 2
+
+
+def test_stored_answers_equal_the_on_demand_search(vault_dir):
+    root = vault_under(vault_dir, "exponential")
+    day = root / "memory" / "2026-05-02.md"
+    day.write_text(
+        "# 2026-05-02\n\n## 09:00 - Observation\nWir nehmen für das Backup den Hetzner Storage Box BX21, nicht S3.\n\n"
+        "## 10:00 - Observation\nLena's daughter Mia is allergic to peanuts, keep snacks nut-free at the offsite.\n\n"
+        "## 11:00 - Observation\nMia is not allergic to peanuts any more.\n", encoding="utf-8")
+    with Vault.open(root) as vault:
+        tl = vault.timeline
+        stored, fresh = StoredSaidAgain(root, tl), SaidAgain(tl)
+        answers = {e.id: stored.of(e) for e in tl.events}
+        assert answers == {e.id: fresh.of(e) for e in tl.events}
+    assert answers["2026-01-05T09:10"] == ["2026-02-20T08:05", "2026-05-02T10:00"]  # same text, later: counted
+    assert "2026-05-02T11:00" not in answers["2026-02-20T08:05"]  # "not": a different fact
