@@ -310,12 +310,3 @@ def retention_mark(d: dict) -> str:
     r = d.get("retention")
     return f"{RETENTION_MARKS[r['status']]} " if r else ""
 
-
-def retention_tally(items: list[dict]) -> str:
-    """`; ● 3 active, ◐ 1 fading, ○ 2 forgotten` under a listing, for the statuses present."""
-    counts: dict[str, int] = {}
-    for d in items:
-        if d.get("retention"):
-            counts[d["retention"]["status"]] = counts.get(d["retention"]["status"], 0) + 1
-    parts = [f"{mark} {counts[s]} {s}" for s, mark in RETENTION_MARKS.items() if s in counts]
-    return "; " + ", ".join(parts) if parts else ""

@@ -21,7 +21,6 @@ from memvault.cli._common import (
     parse_window,
     retention_lines,
     retention_mark,
-    retention_tally,
     say,
     short,
     tally,
@@ -220,7 +219,7 @@ def _list_text(items: list[dict]) -> str:
             f" by {d['superseded_by']}]" if d["superseded_by"] else "]")
         rows.append(f"{d['id']:<20} {d['type']:<11} {d['confidence']:.2f} {retention_mark(d) or ' '}{short(d['content'], 58)}"
                     f"{status}" + folded_sources(d))
-    rows.append(tally(items) + folded_tally(items) + retention_tally(items))
+    rows.append(tally(items) + folded_tally(items))
     return "\n".join(rows)
 
 

@@ -16,7 +16,6 @@ from memvault.cli._common import (
     limit_option,
     open_vault,
     retention_mark,
-    retention_tally,
     say,
     short,
     tally,
@@ -52,7 +51,7 @@ def _asof_text(items: list[dict]) -> str:
     rows = [f"{d['id']:<20} {d['type']:<11} {d['confidence']:.2f} {retention_mark(d) or ' '}{short(d['content'], 58)}"
             + ("" if d.get("matched", True) else "  (found through nearby entries)") + folded_sources(d)
             for d in items]
-    rows.append(tally(items) + folded_tally(items) + retention_tally(items))
+    rows.append(tally(items) + folded_tally(items))
     return "\n".join(rows)
 
 
