@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from itertools import chain
 from typing import TypeVar
 
 from memvault.entries.similarity import Sig, same_fact, similarity
@@ -94,6 +95,8 @@ def at_least(lists: list[list[H]], times: int) -> set[H]:
     set operations in C: a Python loop over every posting is what made the join slow."""
     if times <= 1:
         return set().union(*lists)
+    if times > 2:  # a level per count costs more than counting each posting once
+        return {h for h, n in Counter(chain.from_iterable(lists)).items() if n >= times}
     levels: list[set[H]] = [set() for _ in range(times)]
     for found in lists:
         for lvl in range(times - 1, 0, -1):

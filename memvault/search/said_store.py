@@ -5,7 +5,8 @@ Which texts say the same depends on the two texts alone, so the pairs are stored
 hash of the entry's content), not by entry: an edit elsewhere in a file, a moved or re-dated
 entry, a new file holding known texts change nothing here. `sync` is given the vault's texts;
 texts it has not seen are compared with the stored ones through their shared signature tokens
-(`post`, counted in SQLite), texts no entry holds any more are dropped with their pairs, and a
+(`post`: per token, the texts holding it, one packed row each), texts no entry holds any more
+are dropped with their pairs, and a
 first build (or one that must compare most of the vault anew) runs `said_join.join` at once.
 What is stored always equals a fresh join of the texts given (tests/test_said_store.py).
 
@@ -17,8 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from array import array
 from collections import Counter, defaultdict
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,14 +28,14 @@ from memvault import derived_db
 from memvault.config.curate import DEFAULTS as CURATE_DEFAULTS
 from memvault.entries.model import Event
 from memvault.entries.presentations import Timeline
-from memvault.entries.similarity import Sig, signature
+from memvault.entries.similarity import signature
 from memvault.entries.timeline import sort_key
 from memvault.fsio import DERIVED_DIR
 from memvault.search import said_join
 from memvault.sqlutil import in_chunks
 
 FILE = "said.sqlite"
-FORMAT = 3
+FORMAT = 4
 SOURCES = ("memvault.entries.similarity", "memvault.entries.facts", "memvault.entries.words",
            "memvault.search.said_join")
 # More new texts than this share of the stored ones: one join of all is cheaper than probing each.
@@ -61,10 +63,7 @@ def _setup(conn: sqlite3.Connection) -> None:
     conn.executescript("""
         CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE IF NOT EXISTS texts (hid INTEGER PRIMARY KEY, key BLOB UNIQUE NOT NULL, text TEXT NOT NULL);
-        CREATE TABLE IF NOT EXISTS tokens (tid INTEGER PRIMARY KEY, tok TEXT UNIQUE NOT NULL);
-        CREATE TABLE IF NOT EXISTS post (tid INTEGER NOT NULL, hid INTEGER NOT NULL,
-                                         PRIMARY KEY (tid, hid)) WITHOUT ROWID;
-        CREATE INDEX IF NOT EXISTS post_hid ON post (hid);
+        CREATE TABLE IF NOT EXISTS post (tok TEXT PRIMARY KEY, hids BLOB NOT NULL) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS pairs (a INTEGER NOT NULL, b INTEGER NOT NULL,
                                           PRIMARY KEY (a, b)) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS pairs_b ON pairs (b);
@@ -172,64 +171,89 @@ def _pairs(conn: sqlite3.Connection) -> Pairs:
 
 
 def _clear(conn: sqlite3.Connection) -> None:
-    for table in ("texts", "tokens", "post", "pairs"):
+    for table in ("texts", "post", "pairs"):
         conn.execute(f"DELETE FROM {table}")
 
 
+def _packed(hids: Iterable[int]) -> bytes:
+    return array("i", hids).tobytes()
+
+
+def _unpacked(blob: bytes) -> list[int]:
+    out = array("i")
+    out.frombytes(blob)
+    return out.tolist()
+
+
+def _postings(conn: sqlite3.Connection, toks: Iterable[str]) -> dict[str, list[int]]:
+    wanted = sorted(set(toks))
+    out: dict[str, list[int]] = {}
+    for chunk, marks in in_chunks(wanted):
+        out.update((tok, _unpacked(blob)) for tok, blob in
+                   conn.execute(f"SELECT tok, hids FROM post WHERE tok IN ({marks})", chunk))
+    return out
+
+
 def _drop(conn: sqlite3.Connection, hids: list[int]) -> None:
+    """Forget texts: their rows, their pairs, and their place in the postings of their tokens."""
+    gone = set(hids)
+    toks: set[str] = set()
     for chunk, marks in in_chunks(hids):
-        for sql in ("DELETE FROM texts WHERE hid IN ({})", "DELETE FROM post WHERE hid IN ({})",
-                    "DELETE FROM pairs WHERE a IN ({})", "DELETE FROM pairs WHERE b IN ({})"):
+        for (text,) in conn.execute(f"SELECT text FROM texts WHERE hid IN ({marks})", chunk):
+            toks.update(said_join.keyed_tokens(signature(text)))
+        for sql in ("DELETE FROM texts WHERE hid IN ({})", "DELETE FROM pairs WHERE a IN ({})",
+                    "DELETE FROM pairs WHERE b IN ({})"):
             conn.execute(sql.format(marks), chunk)
+    for tok, found in _postings(conn, toks).items():
+        kept = [h for h in found if h not in gone]
+        if kept:
+            conn.execute("UPDATE post SET hids = ? WHERE tok = ?", (_packed(kept), tok))
+        else:
+            conn.execute("DELETE FROM post WHERE tok = ?", (tok,))
 
 
 def _rejoin(conn: sqlite3.Connection, texts: Mapping[bytes, str], threshold: float) -> None:
     keys = list(texts)
     conn.executemany("INSERT INTO texts (hid, key, text) VALUES (?, ?, ?)", ((i, k, texts[k]) for i, k in enumerate(keys)))
     sigs = {i: signature(texts[k]) for i, k in enumerate(keys)}
-    tids: dict[str, int] = {}
-    rows: list[tuple[int, int]] = []
+    post: dict[str, list[int]] = defaultdict(list)
     for hid, sig in sigs.items():
         for tok in said_join.keyed_tokens(sig):
-            rows.append((tids.setdefault(tok, len(tids)), hid))
-    conn.executemany("INSERT INTO tokens (tid, tok) VALUES (?, ?)", ((t, tok) for tok, t in tids.items()))
-    conn.executemany("INSERT INTO post (tid, hid) VALUES (?, ?)", sorted(rows))
+            post[tok].append(hid)
+    conn.executemany("INSERT INTO post (tok, hids) VALUES (?, ?)", ((t, _packed(h)) for t, h in post.items()))
     conn.executemany("INSERT INTO pairs (a, b) VALUES (?, ?)", sorted(said_join.join(sigs, threshold)))
 
 
 def _probe(conn: sqlite3.Connection, texts: Mapping[bytes, str], new: list[bytes], hids: dict[int, bytes],
            threshold: float) -> None:
-    """Compare each new text with the stored ones sharing enough tokens with it, then store it
-    (so the next new text is compared with it too)."""
-    sigs: dict[int, Sig] = {}
-    next_hid = (conn.execute("SELECT max(hid) FROM texts").fetchone()[0] or 0) + 1
-    for key in new:
-        hid, next_hid = next_hid, next_hid + 1
-        sig = sigs[hid] = signature(texts[key])
-        conn.execute("INSERT INTO texts (hid, key, text) VALUES (?, ?, ?)", (hid, key, texts[key]))
+    """Compare each new text with the stored ones sharing enough tokens with it (and with the new
+    ones before it), then store the new texts and write each touched posting once."""
+    sigs = {hid: signature(texts[key]) for hid, key in
+            zip(range(_next_hid(conn), _next_hid(conn) + len(new)), new, strict=True)}
+    fresh = list(sigs)
+    for hid, key in zip(fresh, new, strict=True):
         hids[hid] = key
+    post = _postings(conn, (t for hid in fresh for t in said_join.keyed_tokens(sigs[hid])))
+    pairs: set[tuple[int, int]] = set()
+    for hid in fresh:
+        sig = sigs[hid]
         toks = said_join.keyed_tokens(sig)
-        if not toks:
-            continue
-        tids = [_tid(conn, tok) for tok in toks]
-        marks = ",".join("?" * len(tids))
-        found = [h for (h,) in conn.execute(
-            f"SELECT hid FROM post WHERE tid IN ({marks}) GROUP BY hid HAVING count(*) >= ?",
-            (*tids, said_join.probe_floor(sig, threshold)))]
+        found = said_join.at_least([post.get(t, []) for t in toks], said_join.probe_floor(sig, threshold))
         for other in found:
             if other not in sigs:
                 sigs[other] = signature(texts[hids[other]])
-        conn.executemany("INSERT INTO pairs (a, b) VALUES (?, ?)",
-                         sorted(said_join.partners(hid, found, sigs, threshold)))
-        conn.executemany("INSERT INTO post (tid, hid) VALUES (?, ?)", [(t, hid) for t in tids])
+        pairs |= said_join.partners(hid, found, sigs, threshold)
+        for t in toks:
+            post.setdefault(t, []).append(hid)
+    conn.executemany("INSERT INTO texts (hid, key, text) VALUES (?, ?, ?)",
+                     ((hid, hids[hid], texts[hids[hid]]) for hid in fresh))
+    conn.executemany("INSERT INTO pairs (a, b) VALUES (?, ?)", sorted(pairs))
+    conn.executemany("INSERT OR REPLACE INTO post (tok, hids) VALUES (?, ?)",
+                     ((t, _packed(h)) for t, h in post.items()))
 
 
-def _tid(conn: sqlite3.Connection, tok: str) -> int:
-    row = conn.execute("SELECT tid FROM tokens WHERE tok = ?", (tok,)).fetchone()
-    if row is not None:
-        return int(row[0])
-    cur = conn.execute("INSERT INTO tokens (tok) VALUES (?)", (tok,))
-    return int(cur.lastrowid or 0)
+def _next_hid(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT coalesce(max(hid), -1) + 1 FROM texts").fetchone()[0])
 
 
 class StoredSaidAgain:
