@@ -9,8 +9,9 @@ Prints, in one run:
 - the said-again pairs (search/said_store.py), kept in a temporary folder (the vault's own
   `.memvault/` is not touched): the full build (signatures + join), the sync of an unchanged
   vault, of one appended entry and of one daily file whose entries all changed;
-- `list` with retention for every entry (pairs stored and current) beside `list` without,
-  alternately, best of `--rounds`;
+- `list` as before (no retention), and now (retention for every entry from the stored pairs,
+  the cyclic collector paused around the JSON shapes as `Vault.shapes` does), and retention's
+  own cost with the collector paused in both; alternately, best of `--rounds`;
 - one entry's retention found on demand (`presentations.SaidAgain`, what a timeline without a
   vault uses), oldest and newest entries.
 """
@@ -18,6 +19,8 @@ Prints, in one run:
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import tempfile
 import time
 from datetime import UTC, datetime
@@ -26,6 +29,7 @@ from pathlib import Path
 from memvault.entries import retention
 from memvault.entries.decay import elapsed_ticks, vault_params
 from memvault.entries.presentations import SaidAgain
+from memvault.gcpause import no_gc
 from memvault.parsed import ParsedVault
 from memvault.search.said_store import SaidStore, StoredSaidAgain
 from memvault.vault import Vault
@@ -49,7 +53,7 @@ def main() -> None:
     now = datetime.now(UTC)
 
     plain = ParsedVault.open(args.vault)
-    clock("floor: parse + timeline", lambda: plain.timeline)
+    clock("floor: parse + timeline", lambda v=plain: v.timeline)
     dated = [e for e in plain.timeline.events if e.timestamp is not None]
     models(plain, dated, now)
 
@@ -71,28 +75,41 @@ def main() -> None:
           SaidStore(store_root, threshold).sync, changed)
     clock("said-again pairs, sync back to unchanged", SaidStore(store_root, threshold).sync, texts)
 
-    without, with_ = [], []
-    for _ in range(args.rounds):  # alternately: a busy machine slows both alike
-        without.append(listing(args.vault, now, None))
-        with_.append(listing(args.vault, now, store_root))
-    floor, full = min(without), min(with_)
-    print(f"list (parse + timeline + JSON shapes), best of {args.rounds}: without retention {floor:.2f} s, "
-          f"with retention {full:.2f} s: +{full - floor:.2f} s, {(full - floor) / floor * 100:.0f}%")
-    on_demand(plain, dated, now, args.entries)
+    del plain, tl, texts, changed, appended  # 100k entries alive would slow every collector pass below
+    runs: dict[str, list[tuple[float, float]]] = {"before": [], "paused": [], "now": []}
+    for _ in range(args.rounds):  # alternately: a busy machine slows all alike
+        runs["before"].append(listing(args.vault, now, None, pause=False))
+        runs["paused"].append(listing(args.vault, now, None, pause=True))
+        runs["now"].append(listing(args.vault, now, store_root, pause=True))
+    parse = min(p for rs in runs.values() for p, _ in rs)
+    b, p, w = (min(s for _, s in runs[k]) for k in ("before", "paused", "now"))
+    print(f"list, best of {args.rounds}: parse + timeline + live entries {parse:.2f} s, then the JSON shapes: "
+          f"as before (no retention, collector on) {b:.2f} s; now (retention, collector paused: Vault.shapes) "
+          f"{w:.2f} s; without retention, collector paused {p:.2f} s")
+    print(f"  list now vs before: {(parse + w) / (parse + b) * 100 - 100:+.0f}%; retention's own cost: "
+          f"{w - p:+.2f} s = {(w - p) / (parse + p) * 100:+.0f}% of list without it")
+    vault = ParsedVault.open(args.vault)
+    dated = [e for e in vault.timeline.events if e.timestamp is not None]
+    on_demand(vault, dated, now, args.entries)
 
 
-def listing(root: str, now: datetime, store_root: Path | None) -> float:
-    """What `memvault list` computes: parse, the live entries, their JSON shapes (with retention
-    from the pairs stored under `store_root`, or without: ParsedVault's shapes)."""
+def listing(root: str, now: datetime, store_root: Path | None, *, pause: bool) -> tuple[float, float]:
+    """What `memvault list` computes: parse and the live entries, then their JSON shapes, with
+    retention from the pairs stored under `store_root` or without (ParsedVault's shapes), the
+    cyclic collector paused around the shapes or not. Returns the two times."""
+    gc.collect()
     t = time.perf_counter()
     vault = Vault.open(root) if store_root is not None else ParsedVault.open(root)
     if store_root is not None:
         vault.timeline.said_again_source = lambda tl: StoredSaidAgain(store_root, tl)
     live = vault.entries(at=now)
-    shapes = [vault.as_dict(e, now) for e in live]
+    parsed = time.perf_counter() - t
+    t = time.perf_counter()
+    with no_gc() if pause else contextlib.nullcontext():
+        shapes = [vault.as_dict(e, now) for e in live]
     took = time.perf_counter() - t
     assert all(("retention" in d) == (store_root is not None) for d in shapes)
-    return took
+    return parsed, took
 
 
 def models(plain: ParsedVault, dated: list, now: datetime) -> None:  # type: ignore[type-arg]

@@ -7,7 +7,7 @@ them imports it; they work on `ParsedVault`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from memvault.entries.model import Event
 from memvault.entries.timeline import Timeline
+from memvault.gcpause import no_gc
 from memvault.history.timetravel import History, TimePoint
 from memvault.parsed import ParsedVault
 
@@ -43,6 +44,11 @@ class Vault(ParsedVault):
         from memvault.search.said_store import StoredSaidAgain
 
         return StoredSaidAgain(self.root, timeline)
+
+    @no_gc()  # ~100k dicts and retentions, no cycles: the collector's passes cost more than the work
+    def shapes(self, events: Iterable[Event], at: datetime) -> list[dict[str, Any]]:
+        """`as_dict` of each event at `at`: what `list` prints."""
+        return [self.as_dict(e, at) for e in events]
 
     def as_dict(self, event: Event, at: datetime | None = None) -> dict[str, Any]:
         """The entry's JSON shape as of `at` (default now), with its `retention` then

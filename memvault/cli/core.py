@@ -208,7 +208,7 @@ def list_cmd(ctx, types, since, until, tags, include_all, limit, as_json) -> Non
     start, end = parse_window(vault, since, until)
     events = vault.entries(types=types, since=start, until=end, tags=tags, include_all=include_all, at=now,
                            limit=limit)
-    items = [vault.as_dict(e, now) for e in events]
+    items = vault.shapes(events, now)
     emit(items if as_json or include_all else fold_cited(items), as_json, _list_text)
 
 

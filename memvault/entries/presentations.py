@@ -178,12 +178,12 @@ def retention_of(tl: Timeline, said: SaidSource, event: Event, at: datetime,
     times = presentation_times(tl, said, event, at)
     if not times:
         return Retention(1.0, "active", 0, count, cfg.decay_model)
-    first, *rest = times
+    tick = cfg.decay_tick
     memory = retention.Memory(
-        age=elapsed_ticks(first, at, cfg.decay_tick),
-        repeats=tuple(elapsed_ticks(t, at, cfg.decay_tick) for t in rest),
-        importance=retention.band(event.importance, event.kind == "curated"),
-        accesses=count,
+        max(0.0, (at - times[0]).total_seconds() / tick),  # elapsed_ticks, inline: asked for every entry
+        tuple(elapsed_ticks(t, at, tick) for t in times[1:]) if len(times) > 1 else (),
+        retention.band(event.importance, event.kind == "curated"),
+        count,
     )
     value = retention.retention(cfg.decay_model, memory, params or vault_params(cfg))
     return Retention(value, retention.status(value), len(times), count, cfg.decay_model)
