@@ -54,7 +54,9 @@ class Vault(ParsedVault):
         """The entry's JSON shape as of `at` (default now), with its `retention` then
         (docs/retention.md): what `list` and `show` print."""
         when = at or self.now()
-        return self.timeline.to_dict(event, when) | {"retention": self.timeline.retention(event, when).to_dict()}
+        shape = self.timeline.to_dict(event, when)
+        shape["retention"] = self.timeline.retention(event, when).to_dict()
+        return shape
 
     def show(self, ref: str, *, record: bool = True) -> dict[str, Any]:
         """The entry `ref` names (an id, its start or a printed place), as `memvault show`
