@@ -10,7 +10,7 @@ are dropped with their pairs, and a
 first build (or one that must compare most of the vault anew) runs `said_join.join` at once.
 What is stored always equals a fresh join of the texts given (tests/test_said_store.py).
 
-Derived state: deleting the file costs one full join (about 15 s on 100k entries), nothing else;
+Derived state: deleting the file costs one full build (about 25 s on 100k entries), nothing else;
 a damaged file is deleted and rebuilt (derived_db).
 """
 
