@@ -137,3 +137,32 @@ def test_stored_answers_equal_the_on_demand_search(vault_dir):
         assert answers == {e.id: fresh.of(e) for e in tl.events}
     assert answers["2026-01-05T09:10"] == ["2026-02-20T08:05", "2026-05-02T10:00"]  # same text, later: counted
     assert "2026-05-02T11:00" not in answers["2026-02-20T08:05"]  # "not": a different fact
+
+
+def test_a_store_locked_by_another_process_leaves_the_pairs_to_memory(runner, vault_dir, monkeypatch):
+    """A `list` while another process holds the pairs' database answers the same, a little slower."""
+    import sqlite3
+
+    from memvault.search import said_store
+
+    root = vault_under(vault_dir, "exponential")
+    expected = {d["id"]: d["retention"]["presentations"] for d in json.loads(run(runner, root, "asof", APRIL, "--json"))}
+    (root / "memory" / "2026-03-30.md").write_text(
+        "# 2026-03-30\n\n## 08:00 - Observation\nBackup läuft wieder sauber auf der Storage Box (geprüft).\n", encoding="utf-8")
+    expected["2026-02-20T14:00"] += 1  # said again: the store must be written to know it
+    expected["2026-03-30T08:00"] = 1
+    holder = sqlite3.connect(root / ".memvault" / "said.sqlite")
+    holder.execute("BEGIN IMMEDIATE")
+    monkeypatch.setattr(said_store, "TIMEOUT", 0.05)
+    try:
+        listed = runner.invoke(cli, ["--vault", str(root), "asof", APRIL, "--json"])
+        found = runner.invoke(cli, ["--vault", str(root), "search", "Backup", "Storage", "--json"])
+    finally:
+        holder.rollback()
+        holder.close()
+    assert listed.exit_code == 0 and found.exit_code == 0, listed.output + found.output
+    items, hits = json.loads(listed.stdout), json.loads(found.stdout)
+    assert {d["id"]: d["retention"]["presentations"] for d in items} == expected
+    assert "compared in memory" in listed.stderr  # said, as a JSON notice under --json
+    assert hits and all("retention" not in h for h in hits)  # search answers, without retention
+    assert "search shows no retention" in found.stderr

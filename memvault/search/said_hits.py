@@ -10,6 +10,7 @@ index's texts again (about 0.5 s on 100k entries; docs/performance.md).
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from datetime import datetime
 from pathlib import Path
@@ -24,6 +25,8 @@ from memvault.search.hits import Hit
 from memvault.search.index import links, store
 from memvault.search.said_store import Occurrence, SaidStore, connect, text_key
 
+log = logging.getLogger("memvault")
+
 
 def attach(conn: sqlite3.Connection, root: Path, config: Config, hits: list[Hit], at: datetime) -> None:
     """Put each hit's `retention` at `at` into its JSON shape (`Hit.entry`)."""
@@ -31,7 +34,11 @@ def attach(conn: sqlite3.Connection, root: Path, config: Config, hits: list[Hit]
     if not events:
         return
     threshold = float(config.section("curate", CURATE_DEFAULTS)["similarity"])
-    later = IndexSaid(conn, Path(root), threshold).later(events)
+    try:
+        later = IndexSaid(conn, Path(root), threshold).later(events)
+    except (sqlite3.OperationalError, OSError) as exc:  # read-only, locked too long: the search still answers
+        log.warning("the said-again pairs could not be read (%s): search shows no retention", exc)
+        return
     ids = {e.id for e in events}
     supersedes, reconfirms, involved = links.edges_for(conn, ids)
     wanted = (involved | {i for found in later.values() for i in found}) - ids

@@ -6,17 +6,19 @@ hash of the entry's content), not by entry: an edit elsewhere in a file, a moved
 entry, a new file holding known texts change nothing here. `sync` is given the vault's texts;
 texts it has not seen are compared with the stored ones through their shared signature tokens
 (`post`: per token, the texts holding it, one packed row each), texts no entry holds any more
-are dropped with their pairs, and a
-first build (or one that must compare most of the vault anew) runs `said_join.join` at once.
+are dropped with their pairs, and a first build (or one that must compare most of the vault
+anew) runs `said_join.join` at once.
 What is stored always equals a fresh join of the texts given (tests/test_said_store.py).
 
 Derived state: deleting the file costs one full build (about 25 s on 100k entries), nothing else;
-a damaged file is deleted and rebuilt (derived_db).
+a damaged file is deleted and rebuilt (derived_db); one that cannot be written (a read-only
+folder, a lock held too long) leaves the pairs to be joined in memory, said once on stderr.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import sqlite3
 from array import array
 from collections import Counter, defaultdict
@@ -41,6 +43,8 @@ SOURCES = ("memvault.entries.similarity", "memvault.entries.facts", "memvault.en
 # More new texts than this share of the stored ones: one join of all is cheaper than probing each.
 REJOIN_SHARE = 0.2
 REJOIN_MIN = 2000
+TIMEOUT = 30.0  # seconds to wait for another process building the pairs
+log = logging.getLogger("memvault")
 
 Pairs = set[tuple[str, str]]
 Occurrence = tuple[str, float, str, int, str]  # id, timestamp (epoch), file, line, text
@@ -74,7 +78,7 @@ def _setup(conn: sqlite3.Connection) -> None:
 
 
 def connect(root: Path) -> sqlite3.Connection:
-    return derived_db.connect(Path(root) / DERIVED_DIR / FILE, _setup, what="the said-again pairs", timeout=30)
+    return derived_db.connect(Path(root) / DERIVED_DIR / FILE, _setup, what="the said-again pairs", timeout=TIMEOUT)
 
 
 @dataclass
@@ -109,7 +113,7 @@ class SaidStore:
 
     def _sync(self, texts: Collection[str], occurrences: list[Occurrence] | None, index_state: str) -> Pairs:
         digest = set_digest(texts)
-        conn = derived_db.connect(self.path, _setup, what="the said-again pairs", timeout=30)  # self.path: tests move it
+        conn = derived_db.connect(self.path, _setup, what="the said-again pairs", timeout=TIMEOUT)
         try:
             with conn:
                 conn.execute("BEGIN")  # a snapshot: a writer's half-done work is never read
@@ -256,6 +260,15 @@ def _next_hid(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT coalesce(max(hid), -1) + 1 FROM texts").fetchone()[0])
 
 
+def pairs_of(root: Path, texts: list[str], threshold: float) -> Pairs:
+    """The stored pairs of `texts`, synced; joined in memory when the store cannot be written."""
+    try:
+        return SaidStore(root, threshold).sync(texts)
+    except (sqlite3.OperationalError, OSError) as exc:  # read-only, locked too long, disk full
+        log.warning("the said-again pairs could not be stored (%s): compared in memory", exc)
+        return said_join.join({t: signature(t) for t in texts}, threshold)
+
+
 class StoredSaidAgain:
     """`presentations.SaidAgain` answered from the stored pairs: the later entries that say the
     same as an entry (ids, oldest first). The vault's texts are synced on the first question."""
@@ -284,7 +297,7 @@ class StoredSaidAgain:
                       if e.timestamp is not None and e.content and not e.content.isspace() and by_id.get(e.id) is e]
             texts = [e.content for e in corpus]
             partners: dict[str, list[str]] = defaultdict(list)
-            for a, b in SaidStore(self.root, self.threshold).sync(list(dict.fromkeys(texts))):
+            for a, b in pairs_of(self.root, list(dict.fromkeys(texts)), self.threshold):
                 partners[a].append(b)
             # Two entries with the very same text (counted in C: most texts are there once).
             for text, n in Counter(texts).items():
