@@ -129,13 +129,16 @@ def test_stored_answers_equal_the_on_demand_search(vault_dir):
     day.write_text(
         "# 2026-05-02\n\n## 09:00 - Observation\nWir nehmen für das Backup den Hetzner Storage Box BX21, nicht S3.\n\n"
         "## 10:00 - Observation\nLena's daughter Mia is allergic to peanuts, keep snacks nut-free at the offsite.\n\n"
-        "## 11:00 - Observation\nMia is not allergic to peanuts any more.\n", encoding="utf-8")
+        "## 11:00 - Observation\nMia is not allergic to peanuts any more.\n\n"
+        "## 11:00 - Observation\nMia (Lena's daughter) is allergic to peanuts, snacks must be nut-free.\n",
+        encoding="utf-8")  # the last: a second entry of the minute (2026-05-02T11:00-2)
     with Vault.open(root) as vault:
         tl = vault.timeline
         stored, fresh = StoredSaidAgain(root, tl), SaidAgain(tl)
         answers = {e.id: stored.of(e) for e in tl.events}
         assert answers == {e.id: fresh.of(e) for e in tl.events}
-    assert answers["2026-01-05T09:10"] == ["2026-02-20T08:05", "2026-05-02T10:00"]  # same text, later: counted
+    # the same text later, and a rewording of the same minute as a negation: counted
+    assert answers["2026-01-05T09:10"] == ["2026-02-20T08:05", "2026-05-02T10:00", "2026-05-02T11:00-2"]
     assert "2026-05-02T11:00" not in answers["2026-02-20T08:05"]  # "not": a different fact
 
 

@@ -284,7 +284,7 @@ class StoredSaidAgain:
     def of(self, event: Event) -> list[str]:
         partners = self._load().get(event.content)
         ts = event.timestamp
-        if not partners or ts is None or self.tl.by_id.get(event.id) is not event:
+        if not partners or ts is None:  # any entry, as SaidAgain: a second one with an id too
             return []
         later = [e for text in partners for e in self._groups[text] if e.timestamp is not None and e.timestamp > ts]
         return [e.id for e in sorted(later, key=sort_key)]
