@@ -137,7 +137,7 @@ def test_stored_answers_equal_the_on_demand_search(vault_dir):
         stored, fresh = StoredSaidAgain(root, tl), SaidAgain(tl)
         answers = {e.id: stored.of(e) for e in tl.events}
         assert answers == {e.id: fresh.of(e) for e in tl.events}
-    # the same text later, and a rewording of the same minute as a negation: counted
+    # the same text later, and a later rewording (the minute's second entry): counted
     assert answers["2026-01-05T09:10"] == ["2026-02-20T08:05", "2026-05-02T10:00", "2026-05-02T11:00-2"]
     assert "2026-05-02T11:00" not in answers["2026-02-20T08:05"]  # "not": a different fact
 
