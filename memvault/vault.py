@@ -7,15 +7,20 @@ them imports it; they work on `ParsedVault`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from memvault.entries.model import Event
 from memvault.entries.timeline import Timeline
+from memvault.gcpause import no_gc
 from memvault.history.timetravel import History, TimePoint
 from memvault.parsed import ParsedVault
+
+if TYPE_CHECKING:
+    from memvault.entries.presentations import SaidSource
 
 __all__ = ["Vault"]
 
@@ -28,10 +33,30 @@ class Vault(ParsedVault):
 
     @cached_property
     def timeline(self) -> Timeline:
-        """The vault's timeline, with its recalls (access counts) for retention."""
+        """The vault's timeline, with its recalls (access counts) and its stored said-again pairs
+        (`.memvault/said.sqlite`, synced on the first retention asked) for retention."""
         timeline = super().timeline
         timeline.recalls = Recalls(self.root)
+        timeline.said_again_source = self._stored_said
         return timeline
+
+    def _stored_said(self, timeline: Timeline) -> SaidSource:
+        from memvault.search.said_store import StoredSaidAgain
+
+        return StoredSaidAgain(self.root, timeline)
+
+    @no_gc()  # ~100k dicts and retentions, no cycles: the collector's passes cost more than the work
+    def shapes(self, events: Iterable[Event], at: datetime) -> list[dict[str, Any]]:
+        """`as_dict` of each event at `at`: what `list` prints."""
+        return [self.as_dict(e, at) for e in events]
+
+    def as_dict(self, event: Event, at: datetime | None = None) -> dict[str, Any]:
+        """The entry's JSON shape as of `at` (default now), with its `retention` then
+        (docs/retention.md): what `list` and `show` print."""
+        when = at or self.now()
+        shape = self.timeline.to_dict(event, when)
+        shape["retention"] = self.timeline.retention(event, when).to_dict()
+        return shape
 
     def show(self, ref: str, *, record: bool = True) -> dict[str, Any]:
         """The entry `ref` names (an id, its start or a printed place), as `memvault show`
@@ -44,9 +69,7 @@ class Vault(ParsedVault):
         found = self.locate(ref)
         if record:
             access.record(self.root, [found.event.id])
-        now = self.now()
-        return self.as_dict(found.event, now) | {
-            "found_by": found.to_dict(ref), "retention": self.timeline.retention(found.event, now).to_dict()}
+        return self.as_dict(found.event, self.now()) | {"found_by": found.to_dict(ref)}
 
     # -- time travel (memvault/history/; T may be a datetime, a time string or a git revision)
 
@@ -92,6 +115,9 @@ class Recalls(Mapping[str, int]):
 
     def __getitem__(self, key: str) -> int:
         return self.counts[key]
+
+    def get(self, key: str, default: int = 0) -> int:  # type: ignore[override]  # asked once an entry of `list`
+        return self.counts.get(key, default)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.counts)

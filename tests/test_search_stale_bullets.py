@@ -52,7 +52,8 @@ def test_the_stale_bullet_ranks_below_the_correction_and_says_why(stale, runner)
     assert all(h["sources_superseded_by"] is None for h in hits if h["id"] != bid)
     text = run(runner, "search", QUERY)
     line = Vault.open(stale).timeline.by_id[bid].line
-    assert f"{bid}  belief  MEMORY.md#L{line}-L{line}  [sources superseded by 2026-11-20T11:00]" in text
+    mark = {"active": "\u25cf", "fading": "\u25d0", "forgotten": "\u25cb"}[bullet["retention"]["status"]]
+    assert f"{bid}  belief  {mark} MEMORY.md#L{line}-L{line}  [sources superseded by 2026-11-20T11:00]" in text
     # The in-memory ranking (time travel's) agrees with the index.
     vault = Vault.open(stale)
     mem = rank_events(vault.events, QUERY, vault.timeline, vault.now(), vault.config)

@@ -298,3 +298,15 @@ def retention_lines(d: dict) -> list[str]:
     shown, recalls = r["presentations"], r["accesses"]
     return [f"retention {r['value']:.2f} ({r['status']} under {r['model']}; {shown} presentation{'' if shown == 1 else 's'}, "
             f"{recalls} recall{'' if recalls == 1 else 's'})"]
+
+
+# ● active, ◐ fading, ○ forgotten: entries/retention.py's MARKS, spelled here so the CLI's
+# start does not load the models.
+RETENTION_MARKS = {"active": "\u25cf", "fading": "\u25d0", "forgotten": "\u25cb"}
+
+
+def retention_mark(d: dict) -> str:
+    """`● ` for an entry of `list`, `search` or `asof` by its retention status (docs/retention.md)."""
+    r = d.get("retention")
+    return f"{RETENTION_MARKS[r['status']]} " if r else ""
+

@@ -20,6 +20,7 @@ from memvault.cli._common import (
     parse_when,
     parse_window,
     retention_lines,
+    retention_mark,
     say,
     short,
     tally,
@@ -207,7 +208,7 @@ def list_cmd(ctx, types, since, until, tags, include_all, limit, as_json) -> Non
     start, end = parse_window(vault, since, until)
     events = vault.entries(types=types, since=start, until=end, tags=tags, include_all=include_all, at=now,
                            limit=limit)
-    items = [vault.as_dict(e, now) for e in events]
+    items = vault.shapes(events, now)
     emit(items if as_json or include_all else fold_cited(items), as_json, _list_text)
 
 
@@ -216,8 +217,8 @@ def _list_text(items: list[dict]) -> str:
     for d in items:
         status = "" if d["status"] == "live" else f" [{d['status']}" + (
             f" by {d['superseded_by']}]" if d["superseded_by"] else "]")
-        rows.append(f"{d['id']:<20} {d['type']:<11} {d['confidence']:.2f}  {short(d['content'], 60)}{status}"
-                    + folded_sources(d))
+        rows.append(f"{d['id']:<20} {d['type']:<11} {d['confidence']:.2f} {retention_mark(d) or ' '}{short(d['content'], 58)}"
+                    f"{status}" + folded_sources(d))
     rows.append(tally(items) + folded_tally(items))
     return "\n".join(rows)
 

@@ -20,6 +20,7 @@ from memvault.cli._common import (
     limit_option,
     open_vault,
     parse_window,
+    retention_mark,
 )
 from memvault.cli._errors import json_notice
 from memvault.textsafety import printable
@@ -92,7 +93,8 @@ def _hits_text(items: list[dict]) -> str:
         if d.get("sources_superseded_by"):
             status += f"  [sources superseded by {d['sources_superseded_by']}]"
         nearby = "" if d.get("matched", True) else "  (found through nearby entries)"
-        head = f"{i:>2}. {d['score']:.3f}  {d['id']}  {d['type']}  {d['location']}{status}{nearby}{folded_sources(d)}"
+        head = (f"{i:>2}. {d['score']:.3f}  {d['id']}  {d['type']}  {retention_mark(d)}{d['location']}{status}{nearby}"
+                f"{folded_sources(d)}")
         out.append(head)
         if d.get("path"):  # a note: the headings it is under
             out.append("    \u00a7 " + " \u203a ".join(d["path"]))

@@ -55,6 +55,13 @@ class Retention:
                 "presentations": self.presentations, "accesses": self.accesses}
 
 
+class SaidSource(Protocol):
+    """Who answers "which later entries say the same as this one" (ids, oldest first):
+    `SaidAgain` on demand, or the pairs a Vault keeps stored (search/said_store.py)."""
+
+    def of(self, event: Event) -> list[str]: ...
+
+
 class SaidAgain:
     """The later entries that say the same as an entry (ids, oldest first), found on demand.
 
@@ -184,34 +191,39 @@ for _form, _base in IRREGULAR.items():
     IRREGULAR_FORMS.setdefault(norm(_form), []).append(_form)
 
 
-def presentation_times(tl: Timeline, said: SaidAgain, event: Event, at: datetime) -> list[datetime]:
+def presentation_times(tl: Timeline, said: SaidSource, event: Event, at: datetime) -> list[datetime]:
     """When `event` was presented by `at`: written, updated, reconfirmed, said again (oldest first)."""
     if event.timestamp is None:
         return []
     times = [event.timestamp]
     if event.updated is not None and event.timestamp < event.updated <= at:
         times.append(event.updated)
-    for rid in dict.fromkeys([*tl.reconfirmed_by.get(event.id, ()), *said.of(event)]):
+    later = said.of(event)
+    confirmers = tl.reconfirmed_by.get(event.id)
+    if not later and not confirmers:  # most entries: asked for every entry of `list`
+        return times if len(times) == 1 else sorted(times)
+    for rid in dict.fromkeys([*(confirmers or ()), *later]):
         ts = tl.by_id[rid].timestamp
         if ts is not None and event.timestamp <= ts <= at:
             times.append(ts)
     return sorted(times)
 
 
-def retention_of(tl: Timeline, said: SaidAgain, event: Event, at: datetime,
-                 accesses: Mapping[str, int] | None = None) -> Retention:
-    """The entry's retention at `at` under the vault's `[decay]` model; an undated entry keeps it all."""
-    count = (accesses or {}).get(event.id, 0)
+def retention_of(tl: Timeline, said: SaidSource, event: Event, at: datetime,
+                 accesses: Mapping[str, int] | None = None, params: retention.Params | None = None) -> Retention:
+    """The entry's retention at `at` under the vault's `[decay]` model (`params`: its `[decay]`
+    table, read once by the caller that asks for every entry); an undated entry keeps it all."""
+    count = accesses.get(event.id, 0) if accesses else 0
+    cfg = tl.config
     times = presentation_times(tl, said, event, at)
     if not times:
-        return Retention(1.0, "active", 0, count, tl.config.decay_model)
-    cfg = tl.config
-    first, *rest = times
+        return Retention(1.0, "active", 0, count, cfg.decay_model)
+    tick = cfg.decay_tick
     memory = retention.Memory(
-        age=elapsed_ticks(first, at, cfg.decay_tick),
-        repeats=tuple(elapsed_ticks(t, at, cfg.decay_tick) for t in rest),
-        importance=retention.band(event.importance, event.kind == "curated"),
-        accesses=count,
+        max(0.0, (at - times[0]).total_seconds() / tick),  # elapsed_ticks, inline: asked for every entry
+        tuple(elapsed_ticks(t, at, tick) for t in times[1:]) if len(times) > 1 else (),
+        retention.band(event.importance, event.kind == "curated"),
+        count,
     )
-    value = retention.retention(cfg.decay_model, memory, vault_params(cfg))
+    value = retention.retention(cfg.decay_model, memory, params or vault_params(cfg))
     return Retention(value, retention.status(value), len(times), count, cfg.decay_model)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -25,6 +25,7 @@ from memvault.entries.words import STOPWORDS, WORD_RE, stem
 
 if TYPE_CHECKING:  # retention is asked for by few commands: its modules load on first use
     from memvault.entries import presentations
+    from memvault.entries import retention as retention_models
 
 Status = Literal["live", "superseded", "expired", "forgotten", "future"]
 NEVER = datetime.min.replace(tzinfo=UTC)
@@ -225,8 +226,14 @@ class Timeline:
     sourced_start: bool = True
     recalls: Mapping[str, int] = {}  # access counts by id, set by whoever read them (Vault)
     forgotten: Forgets | None = None  # what `memvault maintain` forgot, set by whoever read it (ParsedVault)
-    _said_again: presentations.SaidAgain | None = None
+    # Who finds the later entries that say the same (a Vault's stored pairs); None: found on
+    # demand by `presentations.SaidAgain`, exact but ~0.1 s for an old entry of 100k.
+    said_again_source: Callable[[Timeline], presentations.SaidSource] | None = None
+    _said_again: presentations.SaidSource | None = None
+    _said_scan: presentations.SaidAgain | None = None
     _said_after_cache: dict[datetime, dict[str, list[datetime]]] | None = None
+    _retention_of: Callable[..., presentations.Retention]
+    _decay_params: retention_models.Params
 
     def __init__(
         self,
@@ -423,11 +430,14 @@ class Timeline:
 
         Later entries that say the same count, so ask a timeline of the whole vault (a Vault's),
         not one of a few search candidates."""
-        from memvault.entries import presentations
-
         if self._said_again is None:
-            self._said_again = presentations.SaidAgain(self)
-        return presentations.retention_of(self, self._said_again, event, at, self.recalls)
+            from memvault.entries import presentations
+
+            make = self.said_again_source
+            self._said_again = make(self) if make is not None else presentations.SaidAgain(self)
+            self._retention_of = presentations.retention_of
+            self._decay_params = decay.vault_params(self.config)
+        return self._retention_of(self, self._said_again, event, at, self.recalls, self._decay_params)
 
     @property
     def _said_after(self) -> dict[datetime, dict[str, list[datetime]]]:
@@ -441,10 +451,10 @@ class Timeline:
         presentations `retention` counts; "said again" is asked of the entries dated after `since`."""
         from memvault.entries import presentations
 
-        if self._said_again is None:
-            self._said_again = presentations.SaidAgain(self)
+        if self._said_scan is None:  # read backwards from the few entries since: the texts, not the pairs
+            self._said_scan = presentations.SaidAgain(self)
         if since not in self._said_after:
-            self._said_after[since] = presentations.said_again_after(self._said_again, since)
+            self._said_after[since] = presentations.said_again_after(self._said_scan, since)
         times = [t for t in (event.timestamp, event.updated) if t is not None and t > since]
         times += self._said_after[since].get(event.id, ())
         for rid in self.reconfirmed_by.get(event.id, ()):

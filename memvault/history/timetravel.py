@@ -233,6 +233,8 @@ class History:
                     return []
                 live, timeline = snap.timeline.live(point.at), snap.timeline
             chosen = live[:limit] if limit else live
+            if not recorded:
+                return [_with_retention(timeline, e, point.at) for e in chosen]
             return [timeline.to_dict(e, point.at) for e in chosen]
         from memvault.history import event_rank as asof_rank
 
@@ -248,7 +250,7 @@ class History:
                 self._index = self._stored = None
                 return self._search_state(commit, query, point.at, limit or 10)
         ranked = asof_rank.rank_with_index(self.vault, query, point.at, limit or 10)
-        return [self.vault.timeline.to_dict(ev, point.at) | parts for ev, parts in ranked]
+        return [_with_retention(self.vault.timeline, ev, point.at) | parts for ev, parts in ranked]
 
     def _search_state(self, commit: Commit, query: str, at: datetime, limit: int) -> list[dict[str, Any]]:
         """Recorded QUERY: the commit's entries scored as search scores them, ranked on a
@@ -486,3 +488,10 @@ def cut_changes(data: dict[str, Any], limit: int | None) -> dict[str, Any]:
     if not more:
         return data
     return {**data, **{k: data[k][:limit] for k in more}, "more": more}
+
+
+def _with_retention(timeline: Timeline, event: Event, at: datetime) -> dict[str, Any]:
+    """An entry of event-time `asof` with its retention at `at` (docs/retention.md); the vault's
+    timeline answers from its stored said-again pairs. Recorded `asof` reads other timelines
+    (a commit's entries, often cut down to the candidates) and carries none yet."""
+    return timeline.to_dict(event, at) | {"retention": timeline.retention(event, at).to_dict()}

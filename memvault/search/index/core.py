@@ -395,6 +395,9 @@ class Index:
                     break
                 else:  # the selected rows ran out before enough hits: score every match
                     plan = EXHAUSTIVE
+            from memvault.search import said_hits
+
+            said_hits.attach(conn, self.vault.root, self.vault.config, hits, when)  # before this search's recalls
         access.record(self.vault.root, access.search_recalls(self.vault.config, q, hits, record_access))
         return hits
 
