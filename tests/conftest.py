@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ DATA = Path(__file__).parent / "data"
 
 
 @pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Point MEMVAULT_VAULT at an empty per-test directory; pin zone and git identity."""
     vault = tmp_path / "vault"
     vault.mkdir()
@@ -26,7 +27,13 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     (tmp_path / "home").mkdir()
-    return vault
+    yield vault
+    # The sample vaults are read, never written: a test that derives state in one (an index, the
+    # said-again pairs) would change what the next test reads.
+    stray = sorted(str(p.relative_to(DATA)) for p in DATA.glob("*/.memvault"))
+    for p in DATA.glob("*/.memvault"):
+        shutil.rmtree(p)
+    assert not stray, f"this test wrote derived state into tests/data: {stray}"
 
 
 @pytest.fixture

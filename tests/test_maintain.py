@@ -203,10 +203,15 @@ def test_maintain_twice_changes_nothing_the_second_time(runner, vault_dir, archi
     flag = ["--archive"] if archive else []
     first = maintain(runner, "--at", APRIL, *flag)
     assert first["record_written"] and len(first["forgotten"]) == 1
-    after = hashes(vault_dir)
+    # The said-again cache may catch up with the texts the first run archived; nothing else moves.
+    cache = ".memvault/said.sqlite"
+    after = {k: v for k, v in hashes(vault_dir).items() if k != cache}
     second = maintain(runner, "--at", APRIL, *flag)
     assert (second["forgotten"], second["archived"], second["record_written"]) == ([], [], False)
-    assert hashes(vault_dir) == after
+    assert {k: v for k, v in hashes(vault_dir).items() if k != cache} == after
+    third = hashes(vault_dir)
+    maintain(runner, "--at", APRIL, *flag)
+    assert hashes(vault_dir) == third
     assert "nothing to forget" in runner.invoke(cli, ["maintain", "--at", APRIL, *flag]).output
     # a later run forgets what has faded since, and keeps the first forgetting's time
     later = maintain(runner, "--at", NEXT_YEAR, *flag)
