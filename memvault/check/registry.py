@@ -61,6 +61,7 @@ RULES: dict[str, Rule] = {r.code: r for r in (
     Rule("MV212", "error", "Supersedes given twice naming different entries"),
     Rule("MV220", "error", "Forgotten is not a date-time (and optional reason)"),
     Rule("MV221", "error", "Metadata is not a JSON object"),
+    Rule("MV222", "warning", "a Forgotten line at the end of an entry that is not a tombstone (read as text)"),
     Rule("MV301", "error", "bad date in a MEMORY.md annotation"),
     Rule("MV303", "warning", "MEMORY.md bullet outside any section"),
     Rule("MV304", "warning", "MEMORY.md over its size budget"),

@@ -151,6 +151,26 @@ def rule_metadata(src: SourceFile) -> Iterator[Problem]:
             yield _p(src.path, line, "MV208", f"Expires {ev.expires.isoformat()} is not after the entry's own time; it was never live")
         if ":" in ev.content and not ev.is_note and META_LINE_RE.search(ev.content):  # prose in a note
             yield from _stranded_metadata(src, ev)
+        if not ev.is_note and ev.forgotten is None:
+            yield from _tombstone_as_text(src, ev)
+
+
+TOMBSTONE_TEXT_RE = re.compile(r"^forgotten[ \t]*:[ \t]*(?P<value>\S.*)$", re.IGNORECASE)
+
+
+def _tombstone_as_text(src: SourceFile, ev: Event) -> Iterator[Problem]:
+    """MV222: the entry's last text line reads `Forgotten: <not a time>`. It stays text (prose such
+    as "Forgotten: my keys" is allowed), but where metadata goes it was most likely meant as a
+    tombstone, and the entry is still live: say so once."""
+    end = _entry_meta_start(src, ev)
+    last = next((i for i in range(end - 1, ev.line - 1, -1) if src.lines[i].strip()), None)
+    if last is None or src.in_fence[last]:
+        return
+    m = TOMBSTONE_TEXT_RE.match(src.lines[last].strip())
+    if m:
+        yield _p(src.path, last + 1, "MV222", f"'Forgotten: {_shown(m['value'], 30)[1:-1]}' is read as text, not a "
+                 "tombstone (a tombstone starts with its time), so the entry is still live; to forget it write "
+                 "'Forgotten: 2026-12-02, reason', else ignore this")
 
 
 def _stranded_metadata(src: SourceFile, ev: Event) -> Iterator[Problem]:
