@@ -85,7 +85,8 @@ def test_the_specs_own_example_of_a_procedure_is_valid():
         "$.states", "[] should be non-empty")
 
 
-@pytest.mark.parametrize(("op", "request_", "path"), [
+# (op, request, the JSON path its error names): shared with the HTTP contract tests (test_serve_wire.py)
+INVALID = [
     ("remember", {"type": "semantic", "content": "x"}, "$.agent_id"),
     ("remember", {"agent_id": "", "type": "semantic", "content": "x"}, "$.agent_id"),
     ("remember", {"agent_id": "a", "type": "factual", "content": "x"}, "$.type"),
@@ -107,7 +108,10 @@ def test_the_specs_own_example_of_a_procedure_is_valid():
     ("expire", {"agent_id": "a", "policy": {"older_than_days": 0}}, "$.policy.older_than_days"),
     ("expire", {"agent_id": "a", "policy": {"type": "factual"}}, "$.policy.type"),
     ("expire", {"agent_id": "a", "action": "delete"}, "$.action"),
-])
+]
+
+
+@pytest.mark.parametrize(("op", "request_", "path"), INVALID)
 def test_an_invalid_request_is_a_usage_error_naming_its_json_path(store, op, request_, path):
     with pytest.raises(InputError) as caught:
         call(store, op, request_)

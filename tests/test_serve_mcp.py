@@ -31,7 +31,7 @@ from memvault.vault import Vault
 from memvault.write.log import init_vault
 from tests.helpers_index import fresh
 
-TOOLS = {"search", "get", "remember", "asof", "changes", "history", "curate_preview", "context"}
+TOOLS = {"search", "get", "remember", "forget", "asof", "changes", "history", "curate_preview", "context"}
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -125,17 +125,11 @@ def http(url: str, body: bytes | None = None, headers: dict[str, str] | None = N
         return exc.code, json.loads(exc.read() or b"null")
 
 
-def test_health_and_the_memorywire_routes_before_memorywire_exists(root):
+def test_health_answers_for_the_server_and_its_memorywire_store(root):
     with ThreadedServer(Service(root)) as server:
         status, body = http(server.url + "/v0/health")
         assert status == 200 and body["status"] == "ok" and body["watcher"] == "running"
-        assert body["vault"] == str(root)
-        try:
-            import memvault.memorywire  # noqa: F401  (merged: its own tests cover the routes)
-        except ModuleNotFoundError:
-            status, body = http(server.url + "/v0/remember", b'{"agent_id": "a", "type": "semantic", "content": "x"}')
-            assert status == 501 and body["error"]["code"] == "not_implemented"
-            assert http(server.url + "/v0/schemas/remember")[0] == 501
+        assert body["vault"] == str(root) and body["store"] == "memvault" and body["pending_approvals"] == 0
 
 
 def test_a_token_is_required_on_every_request_when_set(root):

@@ -1,27 +1,30 @@
 """`memvault serve`'s ASGI app: MCP over streamable HTTP at /mcp, the JSON API under /v0, and
 the guards every request passes (token, body size, rate) before either.
 
-The /v0 operations are memorywire's (`memvault.memorywire`, its own room); this module only
-carries them: a request body in, `memorywire.call(store, op, request)`'s answer out. While
-that module is not installed the routes answer 501 with a JSON error saying so.
-Needs the `serve` extra; imported only when a server starts.
+The /v0 operations are memorywire's (`memvault.memorywire`): `POST /v0/{op}` hands the body to
+`memorywire.call` through the server's one store (`wire.py`) and answers what it answers;
+`GET /v0/schemas[/{name}]` serves the shipped JSON Schemas; `GET /v0/review-queue/{id}` shows a
+staged operation (its `approval_url`; a person decides with `memvault review-queue`). A library
+error is `{"error": {"code", "message"}}` with the status of `STATUS` (usage 400, not found 404,
+refused 403, secret 422, ...). Needs the `serve` extra; imported only when a server starts.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
-from types import ModuleType
 from typing import Any
 
+import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from memvault.errors import MemvaultError
+from memvault.memorywire import schema, schema_names
 from memvault.serve.mcp_tools import build_mcp
 from memvault.serve.service import Service
 from memvault.serve.settings import RateLimiter, ServeSettings, token_ok
+from memvault.serve.wire import Wire
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -30,69 +33,63 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 MCP_PATH = "/mcp"
-WIRE_MODULE = "memvault.memorywire"
 STATUS = {"usage": 400, "not_found": 404, "ambiguous": 409, "refused": 403, "secret": 422, "unsafe_path": 403,
           "locked": 503, "conflict": 409}
 
 
 def build_app(service: Service, settings: ServeSettings) -> ASGIApp:
     """The whole server: MCP (streamable HTTP) and /v0 routes, behind the guards."""
-    server = build_mcp(service)
+    wire = Wire(service)
+    server = build_mcp(service, wire)
 
-    @server.custom_route("/v0/health", methods=["GET"])
+    @server.custom_route("/v0/health", methods=["GET", "POST"])
     async def health(request: Request) -> Response:
-        return JSONResponse(service.health() | {"memorywire": _wire() is not None})
+        return await _answer(lambda: wire.health(own_url(request)))
+
+    @server.custom_route("/v0/schemas", methods=["GET"])
+    async def schemas(request: Request) -> Response:
+        return JSONResponse({"schemas": list(schema_names())})
 
     @server.custom_route("/v0/schemas/{name}", methods=["GET"])
-    async def schema(request: Request) -> Response:
-        wire = _wire()
-        if wire is None:
-            return _not_yet()
-        return _answer(lambda: wire.schema(request.path_params["name"]))
+    async def one_schema(request: Request) -> Response:
+        return await _answer(lambda: schema(request.path_params["name"]))
+
+    @server.custom_route("/v0/review-queue/{item_id}", methods=["GET"])
+    async def staged(request: Request) -> Response:
+        return await _answer(lambda: wire.staged(request.path_params["item_id"], own_url(request)))
 
     @server.custom_route("/v0/{op}", methods=["POST"])
     async def operation(request: Request) -> Response:
-        wire = _wire()
-        if wire is None:
-            return _not_yet()
         try:
             body = json.loads(await request.body() or b"{}")
         except ValueError as exc:
             return error_response(400, "usage", f"the request body is not JSON: {exc}")
-        # The store over this vault: memorywire's own (the one line to check when the rooms meet).
-        return await _answer_async(lambda: wire.call(wire.open_store(service.root), request.path_params["op"], body))
+        return await _answer(lambda: wire.call(request.path_params["op"], body, own_url(request)))
 
     app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=settings.host,
                                      max_request_body_size=settings.max_body_bytes)
     return Guard(app, settings)
 
 
-def _wire() -> ModuleType | None:
-    """memorywire, when installed (it is a separate room, added by issue 16's other half)."""
-    try:
-        return importlib.import_module(WIRE_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name != WIRE_MODULE:
-            raise
+def own_url(request: Request) -> str | None:
+    """The address this server is bound to (the socket's, not the client's `Host` header)."""
+    server = request.scope.get("server")
+    if not server or server[1] is None:
         return None
+    host = f"[{server[0]}]" if ":" in server[0] else server[0]
+    return f"{request.url.scheme}://{host}:{server[1]}"
 
 
-def _not_yet() -> Response:
-    return error_response(501, "not_implemented", "the memorywire operations are not part of this memvault yet; "
-                          "MCP tools are at /mcp")
-
-
-def _answer(call: Callable[[], Any]) -> Response:
+def _sync_answer(call: Callable[[], Any]) -> Response:
     try:
         return JSONResponse(call())
     except MemvaultError as exc:
         return error_response(STATUS.get(exc.code, 500), exc.code, str(exc))
 
 
-async def _answer_async(call: Callable[[], Any]) -> Response:
-    import anyio.to_thread
-
-    return await anyio.to_thread.run_sync(_answer, call)
+async def _answer(call: Callable[[], Any]) -> Response:
+    """`call` in a worker thread (the library blocks on files and locks); its answer as JSON."""
+    return await anyio.to_thread.run_sync(_sync_answer, call)
 
 
 def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Response:

@@ -19,17 +19,23 @@ from pydantic import Field
 
 from memvault.errors import MemvaultError
 from memvault.serve.service import Service
+from memvault.serve.wire import Wire
 
 INSTRUCTIONS = """\
 memvault is this user's long-term memory: Markdown files (daily logs under memory/, curated \
 MEMORY.md) that people read and edit too. Before answering from what you think you know about \
 the user, their projects or past decisions, `search` (or `context` at the start of a task). \
 When you learn something worth keeping (a preference, a decision, a fact, a correction), \
-`remember` it: one self-contained statement per call. Cite what you use by its `cite` \
-(file#Lx-Ly) or id. Never store secrets (they are refused)."""
+`remember` it: one self-contained statement per call. When a memory is wrong, `remember` the \
+correction with `supersedes`; `forget` only what must no longer be recalled. Cite what you use \
+by its `cite` (file#Lx-Ly) or id. Never store secrets (they are refused)."""
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 APPEND = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+# forget hides entries from recall (the text stays, with a `Forgotten:` line): destructive to what
+# a model will see again, idempotent (forgetting a forgotten entry changes nothing)
+FORGET = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+MCP_AGENT = "mcp"  # the memorywire agent_id the MCP tools write as
 
 Query = Annotated[str, Field(description="Words to look for (OR-ed, ranked); \"quoted phrases\" must match; "
                                          "`type:decision` or `tag:x` filter.")]
@@ -40,27 +46,31 @@ Ref = Annotated[str, Field(description="An entry id (e.g. 2026-02-21T09:15), its
                                        "cite it (memory/2026-02-21.md#L3-L5).")]
 
 
-def build_mcp(service: Service) -> MCPServer:
-    """An MCP server whose tools call `service` (which the caller starts and stops)."""
+def build_mcp(service: Service, wire: Wire | None = None) -> MCPServer:
+    """An MCP server whose tools call `service` (which the caller starts and stops) and, for
+    `forget`, memorywire through `wire` (the HTTP server's own, so both share one store)."""
     server: MCPServer = MCPServer("memvault", instructions=INSTRUCTIONS, version=_version(), log_level="WARNING")
-    for fn, hints in _tools(service):
+    for fn, hints in _tools(service, wire or Wire(service)):
         server.add_tool(_library_errors(fn), name=fn.__name__, description=(fn.__doc__ or "").strip(),
                         annotations=hints)
     _resources(server, service)
     return server
 
 
-def _tools(service: Service) -> list[tuple[Callable[..., Any], ToolAnnotations]]:
+def _tools(service: Service, wire: Wire) -> list[tuple[Callable[..., Any], ToolAnnotations]]:
     def search(query: Query, limit: Limit = 10,
                types: Annotated[list[str] | None, Field(description="Only these entry types: observation, "
                                                         "belief, decision, correction, ...")] = None,
                tags: Annotated[list[str] | None, Field(description="Only entries with one of these tags.")] = None,
-               include_all: Annotated[bool, Field(description="Also superseded and expired entries.")] = False,
+               include_all: Annotated[bool, Field(description="Also superseded, expired and forgotten entries.")]
+               = False,
                ) -> dict[str, Any]:
         """Search the user's memory (daily logs and MEMORY.md) and get the best matching entries, ranked by
-        relevance, importance, recency and confidence. Use it before answering anything about the user, their
-        work, people, projects or earlier decisions. Each result: id, cite (file#Lx-Ly), type, time, text;
-        `status` appears only when an entry no longer holds (superseded by a newer one, expired)."""
+        relevance, importance, recency and confidence (memorywire's `recall` over the same index). Use it before
+        answering anything about the user, their work, people, projects or earlier decisions. Each result: id
+        (what `get`, `history`, `forget` and `supersedes` take), cite (file#Lx-Ly), type, time, text, score;
+        `status` appears only when an entry no longer holds (superseded by a newer one, expired). Forgotten
+        entries are left out unless `include_all` (then with `status: forgotten`)."""
         return service.search(query, limit, types, tags, include_all)
 
     def get(ref: Annotated[str | None, Field(description="An id, its start, or a cited place "
@@ -92,6 +102,21 @@ def _tools(service: Service) -> list[tuple[Callable[..., Any], ToolAnnotations]]
         repeating it. Never store passwords, keys or tokens: they are refused. Returns the new id and cite."""
         return service.remember(text, type, tags, importance, confidence, source, None, supersedes)
 
+    def forget(ids: Annotated[list[str], Field(min_length=1, max_length=100, description="The ids of the "
+                                               "entries to forget, as `search` or `get` gave them.")],
+               reason: Annotated[str | None, Field(description="Why, in a few words (kept with the entry).")] = None,
+               ) -> dict[str, Any]:
+        """Stop recalling memories that must not be used again (wrong, obsolete, asked to be forgotten): each
+        entry gets a `Forgotten:` line in its file and leaves search results; its text stays in the user's
+        Markdown, so a person can still read or undo it. Give the ids; nothing is forgotten without them, and
+        if one id is unknown or cannot be forgotten, nothing is. For a memory that changed, prefer
+        `remember` with `supersedes`. Returns `forgotten_ids` (already forgotten ones are not repeated);
+        when the vault requires approval, `pending_approval` with the `approval_url` a person reviews."""
+        request: dict[str, Any] = {"agent_id": MCP_AGENT, "ids": ids, "hard_delete": False}
+        if reason:
+            request["reason"] = reason
+        return wire.call("forget", request)
+
     def asof(at: When, query: Annotated[str | None, Field(description="Words to rank by; none lists all.")] = None,
              limit: Limit = 20) -> dict[str, Any]:
         """What the memory held as true at a past time (entries live then, before later corrections), optionally
@@ -122,7 +147,7 @@ def _tools(service: Service) -> list[tuple[Callable[..., Any], ToolAnnotations]]
         user's lasting preferences, projects, decisions), then the best search hits for `query`."""
         return service.context(query, budget_chars)
 
-    return [(search, READ), (get, READ), (remember, APPEND), (asof, READ), (changes, READ), (history, READ),
+    return [(search, READ), (get, READ), (remember, APPEND), (forget, FORGET), (asof, READ), (changes, READ), (history, READ),
             (curate_preview, READ), (context, READ)]
 
 
