@@ -160,3 +160,28 @@ def test_a_bad_keep_importance_names_the_file_and_key(runner, vault_dir):
     result = runner.invoke(cli, ["maintain"])
     assert result.exit_code != 0
     assert "memvault.toml:4" in result.output and "keep_importance" in result.output
+
+
+# -- 4. show finds an archived entry in its archive file
+
+
+def test_show_reads_an_archived_entry_from_its_archive_file(runner, vault_dir):
+    start(runner, vault_dir)
+    run(runner, "log", "User prefers tabs over spaces in Go code", "--importance", "low", "--at", "2026-08-10 10:00")
+    run(runner, "log", "Lena's Zugangscode ist 0815", "--at", "2026-08-10 11:00")
+    report = maintain(runner, "--archive", "--at", "2026-12-01 12:00")
+    assert [m["id"] for m in report["archived"]] == [FRIDAY, "2026-08-10T11:00"]
+    with Vault.open(vault_dir) as vault:
+        assert FRIDAY not in vault.timeline.by_id
+        shown = vault.show(FRIDAY)
+    assert (shown["status"], shown["content"], shown["importance"]) == ("archived", "User prefers tabs over spaces "
+                                                                       "in Go code", 0.2)
+    assert shown["archived"]["from"] == "memory/2026-08-10.md" and shown["found_by"]["how"] == "archive"
+    lines = (vault_dir / shown["file"]).read_text().split("\n")
+    assert shown["file"] == "forgotten/2026.md" and lines[shown["line"] - 1] == "## 10:00 - Observation"
+    assert lines[shown["line"]] == "User prefers tabs over spaces in Go code"
+    text = run(runner, "show", FRIDAY)
+    assert f"{FRIDAY}  observation" in text and "[archived]" in text
+    assert f"archived to forgotten/2026.md:{shown['line']} from memory/2026-08-10.md" in text
+    missing = runner.invoke(cli, ["show", "2026-08-10T12:00"])
+    assert missing.exit_code == 1 and "no entry with id" in missing.output
