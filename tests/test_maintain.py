@@ -104,9 +104,15 @@ def test_forgotten_entries_leave_list_search_asof_and_curate_but_all_shows_them(
     listed = runner.invoke(cli, ["list"]).output
     assert "tabs over spaces" not in listed and "5 entries" in listed
     everything = runner.invoke(cli, ["list", "--all"]).output
-    assert "User prefers tabs over spaces in Go code [forgotten]" in everything
+    # each figure says what it is: confidence labelled, the retention mark with its value, the
+    # status tag with since when maintain forgot it
+    row = next(line for line in everything.splitlines() if line.startswith(tabs))
+    assert row.startswith(f"{tabs}     belief      conf 0.")
+    assert row.endswith("  \u25cb 0.00  User prefers tabs over spaces in Go code [forgotten 2026-04-01]")
     as_json = json.loads(runner.invoke(cli, ["list", "--all", "--json"]).stdout)
-    assert next(d for d in as_json if d["id"] == tabs)["status"] == "forgotten"
+    shape = next(d for d in as_json if d["id"] == tabs)
+    assert (shape["status"], shape["forgotten"]) == ("forgotten", "2026-04-01T12:00:00+02:00")
+    assert {d["forgotten"] for d in as_json if d["id"] != tabs} == {None}
     assert tabs not in runner.invoke(cli, ["search", "tabs", "spaces"]).output  # only neighbours are found
     hits = json.loads(runner.invoke(cli, ["search", "tabs", "spaces", "--all", "--json"]).stdout)
     assert (hits[0]["id"], hits[0]["status"]) == (tabs, "forgotten")
