@@ -35,7 +35,8 @@ VERSION = 1
 
 # `[retention]`: maintain's policies (docs/retention.md#maintenance). `forget_below` is the skill's
 # forgotten threshold; `max_live` 0 is no limit (the skill's agents keep 1000).
-DEFAULTS: dict[str, Any] = {"forget_below": 0.1, "max_live": 0, "archive": False, "archive_dir": "forgotten"}
+DEFAULTS: dict[str, Any] = {"forget_below": 0.1, "max_live": 0, "archive": False, "archive_dir": "forgotten",
+                            "keep_importance": 0.7}
 
 # The line an archived entry's block starts with in its archive file: the archive says, in git,
 # what moved there, whatever happens to `.memvault/` (`history ID` reads it).

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from memvault.entries.model import Event
 from memvault.entries.timeline import Timeline
+from memvault.errors import NotFoundError
 from memvault.gcpause import no_gc
 from memvault.history.timetravel import History, TimePoint
 from memvault.parsed import ParsedVault
@@ -61,12 +62,21 @@ class Vault(ParsedVault):
     def show(self, ref: str, *, record: bool = True) -> dict[str, Any]:
         """The entry `ref` names (an id, its start or a printed place), as `memvault show`
         prints it, with `found_by`: how `ref` named it (`id`, `place`, `id start`, `reference`,
-        or, standing in for it, `cited source` or `description`, with `why`), and its `retention`
+        or, standing in for it, `cited source` or `description`, with `why`; `archive` for an entry
+        `maintain --archive` moved out, read from its archive file, status `archived`), and its `retention`
         (docs/retention.md). Fetching an entry is a recall: it counts one access (recency, curate's
         recall counts, retention; memvault/search/access.py) unless `record` is False."""
         from memvault.search import access
 
-        found = self.locate(ref)
+        try:
+            found = self.locate(ref)
+        except NotFoundError:
+            from memvault.maintain.archived import archived_shape
+
+            archived = archived_shape(self, ref.strip())  # moved out by `maintain --archive`
+            if archived is None:
+                raise
+            return archived
         if record:
             access.record(self.root, [found.event.id])
         return self.as_dict(found.event, self.now()) | {"found_by": found.to_dict(ref)}

@@ -23,6 +23,8 @@ BERLIN = ZoneInfo("Europe/Berlin")
 APRIL, NEXT_YEAR = "2026-04-01 12:00", "2027-01-01 12:00"
 ALL_SIX = {"2026-01-05T09:10", "2026-01-05T11:30", "2026-01-05T16:45", "2026-02-20T08:05", "2026-02-20T14:00",
            "2026-03-28T19:20"}
+ALLERGY = "2026-01-05T09:10"  # Importance: high: [retention] keep_importance (0.7) keeps it
+FADING = ALL_SIX - {ALLERGY}
 
 
 def fixture(root: Path, model: str = "exponential", retention: str = "") -> Path:
@@ -73,7 +75,8 @@ def test_choose_forgets_below_the_threshold_then_the_lowest_over_the_cap_oldest_
 @pytest.mark.parametrize(("model", "settings", "at", "forgotten"), [
     ("exponential", "", APRIL, {"2026-01-05T11:30"}),  # 0.01; the rest are fading (0.13) or active
     ("ebbinghaus", "", APRIL, {"2026-01-05T11:30"}),  # the same curve as exponential
-    ("exponential", "", NEXT_YEAR, ALL_SIX),  # 0.00 each: nine months without a presentation
+    ("exponential", "", NEXT_YEAR, FADING),  # 0.00 each: nine months without a presentation; high importance stays
+    ("exponential", "keep_importance = 1.1", NEXT_YEAR, ALL_SIX),  # above 1: importance keeps none
     ("forgetting-curve", "", NEXT_YEAR, set()),  # the ACT-R term keeps every entry fading or active
     ("forgetting-curve", "forget_below = 0.3", NEXT_YEAR, {"2026-01-05T11:30", "2026-03-28T19:20"}),  # 0.24, 0.27
     # max_live 3: the three lowest go (0.24, 0.27 and the older of the two 0.41s)
@@ -101,9 +104,15 @@ def test_forgotten_entries_leave_list_search_asof_and_curate_but_all_shows_them(
     listed = runner.invoke(cli, ["list"]).output
     assert "tabs over spaces" not in listed and "5 entries" in listed
     everything = runner.invoke(cli, ["list", "--all"]).output
-    assert "User prefers tabs over spaces in Go code [forgotten]" in everything
+    # each figure says what it is: confidence labelled, the retention mark with its value, the
+    # status tag with since when maintain forgot it
+    row = next(line for line in everything.splitlines() if line.startswith(tabs))
+    assert row.startswith(f"{tabs}     belief      conf 0.")
+    assert row.endswith("  \u25cb 0.00  User prefers tabs over spaces in Go code [forgotten 2026-04-01]")
     as_json = json.loads(runner.invoke(cli, ["list", "--all", "--json"]).stdout)
-    assert next(d for d in as_json if d["id"] == tabs)["status"] == "forgotten"
+    shape = next(d for d in as_json if d["id"] == tabs)
+    assert (shape["status"], shape["forgotten"]) == ("forgotten", "2026-04-01T12:00:00+02:00")
+    assert {d["forgotten"] for d in as_json if d["id"] != tabs} == {None}
     assert tabs not in runner.invoke(cli, ["search", "tabs", "spaces"]).output  # only neighbours are found
     hits = json.loads(runner.invoke(cli, ["search", "tabs", "spaces", "--all", "--json"]).stdout)
     assert (hits[0]["id"], hits[0]["status"]) == (tabs, "forgotten")
@@ -172,9 +181,9 @@ def test_maintain_leaves_curated_and_undated_entries_alone(runner, vault_dir):
     fixture(vault_dir)
     (vault_dir / "MEMORY.md").write_text("# MEMORY\n\n## Preferences\n\n- Lena mag keinen Koriander\n")
     report = maintain(runner, "--at", NEXT_YEAR)
-    assert {f["id"] for f in report["forgotten"]} == ALL_SIX
+    assert {f["id"] for f in report["forgotten"]} == FADING
     with Vault.open(vault_dir) as vault:
-        assert [e.kind for e in vault.entries(at=datetime(2027, 1, 2, tzinfo=BERLIN))] == ["curated"]
+        assert [e.kind for e in vault.entries(at=datetime(2027, 1, 2, tzinfo=BERLIN))] == ["curated", "log"]
 
 
 # -- the dry run and a second run
@@ -215,7 +224,7 @@ def test_maintain_twice_changes_nothing_the_second_time(runner, vault_dir, archi
     assert "nothing to forget" in runner.invoke(cli, ["maintain", "--at", APRIL, *flag]).output
     # a later run forgets what has faded since, and keeps the first forgetting's time
     later = maintain(runner, "--at", NEXT_YEAR, *flag)
-    assert {f["id"] for f in later["forgotten"]} == ALL_SIX - {"2026-01-05T11:30"}
+    assert {f["id"] for f in later["forgotten"]} == FADING - {"2026-01-05T11:30"}
     with Vault.open(vault_dir) as vault:
         assert vault.forgotten["2026-01-05T11:30"].at == datetime(2026, 4, 1, 12, tzinfo=BERLIN)
 
@@ -226,7 +235,7 @@ def test_settings_come_from_memvault_toml_and_bad_ones_name_the_line(runner, vau
     fixture(vault_dir, "exponential", "forget_below = 0.2")
     shutil.rmtree(vault_dir / ".memvault")
     # 0.13 < 0.2: the fading ones go too, the coffee machine (0.83) stays
-    assert {f["id"] for f in maintain(runner, "--at", APRIL)["forgotten"]} == ALL_SIX - {"2026-03-28T19:20"}
+    assert {f["id"] for f in maintain(runner, "--at", APRIL)["forgotten"]} == FADING - {"2026-03-28T19:20"}
     fixture(vault_dir, "exponential", 'archive = true\narchive_dir = "memory/old"')
     result = runner.invoke(cli, ["maintain", "--at", APRIL])
     assert result.exit_code == 1

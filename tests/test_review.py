@@ -142,6 +142,19 @@ def test_unknown_ambiguous_and_unscheduled_ids_are_errors(runner, vault_dir: Pat
     assert json.loads(bad.output)["error"]["code"] == "usage"
 
 
+def test_ok_and_failed_together_are_a_usage_error_and_write_nothing(runner, vault_dir: Path):
+    root = make_vault(vault_dir)
+    run(runner, root, "review", "2026-11-20T11:30", "--start")
+    before = (root / "memory" / "2026-11-20.md").read_bytes()
+    for flags in (["--failed", "--ok"], ["--ok", "--failed"]):
+        both = run(runner, root, "review", "2026-11-20T11:30", *flags, "--json")
+        assert both.exit_code == 2 and json.loads(both.output)["error"]["code"] == "usage"
+        assert "--ok or --failed" in json.loads(both.output)["error"]["message"]
+    assert (root / "memory" / "2026-11-20.md").read_bytes() == before
+    with Vault.open(root) as vault:
+        assert "reviewed" not in vault.timeline.by_id["2026-11-20T11:30"].meta
+
+
 def test_superseded_entries_leave_the_review_list(runner, vault_dir: Path):
     root = make_vault(vault_dir, LOG + "Review: 30d\n\n## 12:00 - Correction\nUser prefers coffee now\n"
                       "Supersedes: 2026-11-20T11:30\n")

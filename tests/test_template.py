@@ -12,7 +12,9 @@ from memvault.check.registry import CHECK_DEFAULTS
 from memvault.cli import cli
 from memvault.config.core import Config
 from memvault.config.curate import DEFAULTS as CURATE
+from memvault.forgotten import DEFAULTS as RETENTION
 from memvault.history.timetravel import HISTORY_DEFAULTS
+from memvault.memorywire.governance import MEMORYWIRE_DEFAULTS
 from memvault.search.index.core import INDEX_DEFAULTS
 from memvault.search.weights import SEARCH_DEFAULTS
 from memvault.serve.settings import SERVE_DEFAULTS
@@ -35,9 +37,12 @@ KNOWN = {
     "memory": {"sections"},
     "hook": set(HOOK_DEFAULTS),
     "serve": set(SERVE_DEFAULTS),
+    "retention": set(RETENTION),
+    "memorywire": set(MEMORYWIRE_DEFAULTS),
 }
 SECTION_DEFAULTS = {"search": SEARCH_DEFAULTS, "index": INDEX_DEFAULTS, "curate": CURATE,
-                    "checks": CHECK_DEFAULTS, "hook": HOOK_DEFAULTS, "serve": SERVE_DEFAULTS}
+                    "checks": CHECK_DEFAULTS, "hook": HOOK_DEFAULTS, "serve": SERVE_DEFAULTS,
+                    "retention": RETENTION, "memorywire": MEMORYWIRE_DEFAULTS}
 
 
 def _uncommented(text: str) -> str:
@@ -60,6 +65,15 @@ def test_every_key_in_the_template_is_read_by_memvault():
 
 def test_the_template_loads_as_a_config():
     Config.from_dict(tomllib.loads(TEMPLATE.read_text()))
+
+
+def test_the_commented_sections_name_every_setting_with_its_default():
+    """[retention] and [memorywire] are commented out: enabled, each names every key memvault
+    reads there, with the value memvault uses when the key is absent."""
+    raw = tomllib.loads(_uncommented(TEMPLATE.read_text(encoding="utf-8")))
+    Config.from_dict(raw)
+    for name, defaults in (("retention", RETENTION), ("memorywire", MEMORYWIRE_DEFAULTS), ("serve", SERVE_DEFAULTS)):
+        assert raw[name] == defaults, name
 
 
 def test_template_settings_are_keys_the_code_reads_with_its_defaults():

@@ -310,3 +310,22 @@ def retention_mark(d: dict) -> str:
     r = d.get("retention")
     return f"{RETENTION_MARKS[r['status']]} " if r else ""
 
+
+def row_figures(d: dict) -> str:
+    """`conf 0.95  ● 0.62  ` for a row of `list`, `asof` or `changes`: confidence labelled, then the
+    retention status's mark followed by the retention it marks (docs/retention.md)."""
+    r = d.get("retention")
+    return f"conf {d['confidence']:.2f}  " + (f"{RETENTION_MARKS[r['status']]} {r['value']:.2f}  " if r else "")
+
+
+def status_tag(d: dict) -> str:
+    """` [superseded by ID]`, ` [forgotten 2026-12-01]` (since when: a `Forgotten:` line or
+    `memvault maintain`), ` [expired]`; empty for a live entry."""
+    if d["status"] == "live":
+        return ""
+    if d.get("superseded_by"):
+        return f" [{d['status']} by {d['superseded_by']}]"
+    if d["status"] == "forgotten" and d.get("forgotten"):
+        return f" [forgotten {d['forgotten'][:10]}]"
+    return f" [{d['status']}]"
+

@@ -20,9 +20,10 @@ from memvault.cli._common import (
     parse_when,
     parse_window,
     retention_lines,
-    retention_mark,
+    row_figures,
     say,
     short,
+    status_tag,
     tally,
 )
 
@@ -215,10 +216,8 @@ def list_cmd(ctx, types, since, until, tags, include_all, limit, as_json) -> Non
 def _list_text(items: list[dict]) -> str:
     rows = []
     for d in items:
-        status = "" if d["status"] == "live" else f" [{d['status']}" + (
-            f" by {d['superseded_by']}]" if d["superseded_by"] else "]")
-        rows.append(f"{d['id']:<20} {d['type']:<11} {d['confidence']:.2f} {retention_mark(d) or ' '}{short(d['content'], 58)}"
-                    f"{status}" + folded_sources(d))
+        rows.append(f"{d['id']:<20} {d['type']:<11} {row_figures(d)}{short(d['content'], 58)}"
+                    f"{status_tag(d)}" + folded_sources(d))
     rows.append(tally(items) + folded_tally(items))
     return "\n".join(rows)
 

@@ -15,7 +15,7 @@ from memvault.cli._common import (
     json_option,
     limit_option,
     open_vault,
-    retention_mark,
+    row_figures,
     say,
     short,
     tally,
@@ -48,7 +48,7 @@ def asof(ctx, when: str, query: tuple[str, ...], recorded: bool, limit: int | No
 
 
 def _asof_text(items: list[dict]) -> str:
-    rows = [f"{d['id']:<20} {d['type']:<11} {d['confidence']:.2f} {retention_mark(d) or ' '}{short(d['content'], 58)}"
+    rows = [f"{d['id']:<20} {d['type']:<11} {row_figures(d)}{short(d['content'], 58)}"
             + ("" if d.get("matched", True) else "  (found through nearby entries)") + folded_sources(d)
             for d in items]
     rows.append(tally(items) + folded_tally(items))

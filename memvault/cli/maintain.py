@@ -20,11 +20,14 @@ def maintain(ctx, dry_run: bool, archive: bool | None, at: str | None, as_json: 
 
     Each live, dated log entry's retention under [decay] model is computed; an entry below
     [retention] forget_below (0.1) is forgotten, and with [retention] max_live N only the N
-    highest stay (the lowest retention goes first, ties by the oldest). A forgotten entry leaves
+    highest stay (the lowest retention goes first, ties by the oldest); an entry of importance
+    [retention] keep_importance (0.7, high) or more is never forgotten. A recorded entry these
+    policies would no longer forget is brought back. A forgotten entry leaves
     list, search, asof and curate (--all shows it) until a later entry reconfirms it or says
     it again. Forgetting is recorded in .memvault/forgotten.json, never in the Markdown:
     deleting .memvault/ brings everything back until maintain runs again. With --archive the
-    forgotten entries move, whole, to the archive files; nothing is ever deleted. Running it
+    forgotten entries move, whole, to the archive files, except one that supersedes, reconfirms or
+    is named by another entry (it stays in its log); nothing is ever deleted. Running it
     twice changes nothing the second time (docs/retention.md, "Maintenance").
     """
     from memvault.maintain.run import maintain as run
@@ -41,10 +44,15 @@ def _text(d: dict) -> str:
         out.append(f"  {would}forget {f['id']}  retention {f['retention']:.3f}  ({f['policy']})")
     for m in d["archived"]:
         out.append(f"  {would}archive {m['id']}  {m['from']} -> {m['to']}")
-    if not d["forgotten"] and not d["archived"]:
+    for b in d["brought_back"]:
+        out.append(f"  {'would bring' if d['dry_run'] else 'brings'} back {b['id']}: {b['why']}")
+    for k in d["kept_in_log"]:
+        out.append(f"  {k['id']} kept in its log: {k['why']}")
+    if not d["forgotten"] and not d["archived"] and not d["brought_back"]:
         out.append("nothing to forget")
     elif d["dry_run"]:
         out.append("dry run: nothing was written")
     else:
-        out.append(f"forgot {len(d['forgotten'])}, archived {len(d['archived'])}; recorded in {d['record']}")
+        out.append(f"forgot {len(d['forgotten'])}, archived {len(d['archived'])}, brought back "
+                   f"{len(d['brought_back'])}; recorded in {d['record']}")
     return "\n".join(out)

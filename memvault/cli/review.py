@@ -9,8 +9,8 @@ from memvault.cli._common import cli, emit, json_option, open_vault, short
 
 @cli.command()
 @click.argument("event_id", required=False)
-@click.option("--ok", "outcome", flag_value="ok", help="Record that recalling EVENT_ID succeeded: the next gap grows.")
-@click.option("--failed", "outcome", flag_value="failed",
+@click.option("--ok", is_flag=True, help="Record that recalling EVENT_ID succeeded: the next gap grows.")
+@click.option("--failed", is_flag=True,
               help="Record that recalling EVENT_ID failed: the next gap shrinks, it comes back soon.")
 @click.option("--start", is_flag=True, help="Put EVENT_ID on the review schedule (adds a Review: line).")
 @click.option("--target", metavar="DURATION", help="With --start: how long it should stay useful (30d, 12h). Default 30d.")
@@ -19,7 +19,7 @@ from memvault.cli._common import cli, emit, json_option, open_vault, short
 @click.option("--all", "everything", is_flag=True, help="List every scheduled entry, due or not.")
 @json_option
 @click.pass_context
-def review(ctx, event_id: str | None, outcome: str | None, start: bool, target: str | None, ratio: float | None,
+def review(ctx, event_id: str | None, ok: bool, failed: bool, start: bool, target: str | None, ratio: float | None,
            everything: bool, as_json: bool) -> None:
     """Entries due for spaced review, or record how reviewing one went.
 
@@ -30,6 +30,9 @@ def review(ctx, event_id: str | None, outcome: str | None, start: bool, target: 
     """
     from memvault.write import review as lib
 
+    if ok and failed:  # one flag each: click would keep the last of two sharing a destination
+        raise click.UsageError("give --ok or --failed, not both")
+    outcome = "ok" if ok else "failed" if failed else None
     if (outcome or start) and event_id is None:
         raise click.UsageError("--ok, --failed and --start need an EVENT_ID")
     if outcome and start:

@@ -21,6 +21,7 @@ from memvault.cli._common import (
     open_vault,
     parse_window,
     retention_mark,
+    status_tag,
 )
 from memvault.cli._errors import json_notice
 from memvault.textsafety import printable
@@ -88,8 +89,7 @@ def _hits_text(items: list[dict]) -> str:
         return "no matches"
     out = []
     for i, d in enumerate(items, 1):
-        status = "" if d["status"] == "live" else f"  [{d['status']}" + (
-            f" by {d['superseded_by']}]" if d["superseded_by"] else "]")
+        status = status_tag(d).replace(" [", "  [", 1)
         if d.get("sources_superseded_by"):
             status += f"  [sources superseded by {d['sources_superseded_by']}]"
         nearby = "" if d.get("matched", True) else "  (found through nearby entries)"

@@ -171,6 +171,7 @@ SCHEMA: dict[str, dict[str, Want]] = {
                        "\"none\", \"all\" or a list of operations among \"remember\", \"forget\", \"merge\""),
                    "approval_url": TEXT, "demote": number(0, 1, above=True)},
     "retention": {"forget_below": RATIO, "max_live": number(0, whole=True), "archive": FLAG,
+                  "keep_importance": number(0),  # above 1: no entry is kept for its importance
                   "archive_dir": Want(lambda v: _vault_glob(v) and not any(c in v for c in "*?[")
                                       and v.split("/")[0] != ".memvault",
                                       "a vault-relative folder such as \"forgotten\" (not under .memvault)")},

@@ -483,6 +483,7 @@ class Timeline:
     def to_dict(self, event: Event, at: datetime | None = None) -> dict[str, Any]:
         """The JSON shape of an entry as seen at `at` (now when None)."""
         when = at or datetime.now(UTC)
+        status = self.status(event, at)
         return {
             "id": event.id,
             "type": event.type,
@@ -497,13 +498,13 @@ class Timeline:
             "supersedes": self.supersedes.get(event.id),
             "supersedes_ref": event.supersedes,
             "superseded_by": self.superseder_at(event, at),
-            "status": self.status(event, at),
+            "status": status,
             "tags": list(event.tags),
             "links": list(event.links),
             "source": event.source,
             "scope": event.scope,
             "expires": iso(event.expires),
-            "forgotten": iso(event.forgotten),
+            "forgotten": iso(self.forgotten_at(event, status)),
             "file": event.file,
             "line": event.line,
             "end_line": event.end_line,
@@ -517,6 +518,14 @@ class Timeline:
             "reconfirms_ref": list(event.reconfirms),
             "reconfirmed_by": self.reconfirmers_at(event, when),
         }
+
+    def forgotten_at(self, event: Event, status: Status) -> datetime | None:
+        """Since when the entry is forgotten: its `Forgotten:` line, else, when `memvault
+        maintain` is what hides it, the time maintain forgot it (None otherwise)."""
+        if event.forgotten is not None or status != "forgotten" or self.forgotten is None:
+            return event.forgotten
+        points = self.forgotten.change_points(event)
+        return points[0] if points else None
 
     def reconfirmers_at(self, event: Event, at: datetime) -> list[str]:
         """Ids of the entries that reconfirm `event` by `at` (they reset its decay)."""

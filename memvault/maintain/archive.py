@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memvault.entries.model import Event
+from memvault.entries.timeline import Timeline
 from memvault.forgotten import ARCHIVED_RE, Forgetting, archived_line
 
 
@@ -29,6 +30,22 @@ class Block:
 def target_of(folder: str, event: Event) -> str:
     year = event.timestamp.year if event.timestamp is not None else "undated"
     return f"{folder}/{year}.md"
+
+
+def pinned(tl: Timeline, ev: Event, linked: dict[str, list[str]]) -> str | None:
+    """Why moving `ev` out of the vault would change another entry's status or a reference (it
+    supersedes or reconfirms one, or a `Supersedes:`, `Reconfirms:`, `[[link]]` or MEMORY.md
+    bullet names it); None when nothing would. Such an entry stays in its log, forgotten."""
+    if (target := tl.supersedes.get(ev.id)) is not None:
+        return f"it {'corrects' if ev.type == 'correction' else 'supersedes'} {target}"
+    if targets := tl.reconfirms_of.get(ev.id):
+        return f"it reconfirms {', '.join(targets)}"
+    for names, one, many in ((tl.superseded_by.get(ev.id), "supersedes", "supersede"),
+                             (tl.reconfirmed_by.get(ev.id), "reconfirms", "reconfirm"),
+                             (linked.get(ev.id), "links to", "link to"), (list(tl.cited_by(ev)), "cites", "cite")):
+        if names:
+            return f"{', '.join(names)} {one if len(names) == 1 else many} it"
+    return None
 
 
 def lines_of(text: str, event: Event) -> str:

@@ -25,7 +25,7 @@ from memvault.errors import Refused
 from memvault.forgotten import DEFAULTS, Forgetting, Forgotten, dumps, path_of, save
 from memvault.fsio import decode_text, encode_like, locked, rewrite
 from memvault.maintain import archive
-from memvault.maintain.policy import Candidate, Settings, choose
+from memvault.maintain.policy import Candidate, Settings, back, choose
 from memvault.parsed import ParsedVault, parse_text
 
 
@@ -37,12 +37,16 @@ class Report:
     considered: int = 0  # live dated log entries whose retention was computed
     forgotten: list[Forgetting] = field(default_factory=list)  # newly forgotten
     moves: list[archive.Block] = field(default_factory=list)  # archived (or, in a dry run, to be)
+    back: list[tuple[str, float, str]] = field(default_factory=list)  # brought back: id, retention, why
+    kept: list[tuple[str, str]] = field(default_factory=list)  # forgotten but kept in its log: id, why
     record_written: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"at": self.at.isoformat(), "model": self.model, "dry_run": self.dry_run,
                 "considered": self.considered, "forgotten": [f.to_dict() for f in self.forgotten],
                 "archived": [{"id": m.record.id, "from": m.source, "to": m.target} for m in self.moves],
+                "brought_back": [{"id": i, "retention": float(f"{r:.6g}"), "why": w} for i, r, w in self.back],
+                "kept_in_log": [{"id": i, "why": w} for i, w in self.kept],
                 "record": str(Path(".memvault") / path_of(Path()).name), "record_written": self.record_written}
 
 
@@ -61,21 +65,41 @@ def candidates(vault: ParsedVault, at: datetime) -> list[Candidate]:
     """Every live, dated log entry with its retention at `at`. Undated entries never fade, and
     MEMORY.md's bullets are what a person chose to keep: neither is maintain's to forget."""
     tl = vault.timeline
-    return [Candidate(ev.id, tl.retention(ev, at).value, ev.timestamp) for ev in tl.live(at)
+    return [Candidate(ev.id, tl.retention(ev, at).value, ev.timestamp, ev.importance) for ev in tl.live(at)
             if ev.kind == "log" and ev.timestamp is not None]
+
+
+def held(vault: ParsedVault, at: datetime) -> list[Candidate]:
+    """The dated log entries still in their logs that only the record hides at `at` (no tombstone,
+    not superseded or expired), with their retention at `at`: `choose` judges them again, and
+    those it no longer chooses come back (docs/retention.md#maintenance)."""
+    tl = vault.timeline
+    out = []
+    for rid in vault.forgotten.records:
+        ev = tl.by_id.get(rid)
+        if ev is not None and ev.kind == "log" and ev.timestamp is not None and ev.forgotten is None \
+                and tl.status(ev, at) == "forgotten":
+            out.append(Candidate(ev.id, tl.retention(ev, at).value, ev.timestamp, ev.importance))
+    return out
 
 
 def plan(vault: ParsedVault, at: datetime, settings: Settings) -> tuple[dict[str, Forgetting], Report]:
     """The record after this run, and the report of what changes (nothing is written)."""
     report = Report(at, vault.config.decay_model, dry_run=True)
-    found = candidates(vault, at)
+    found, hidden = candidates(vault, at), held(vault, at)
     report.considered = len(found)
     records = dict(vault.forgotten.records)
-    for choice in choose(found, settings):
-        records[choice.id] = Forgetting(choice.id, at, choice.retention, choice.policy, vault.config.decay_model)
-        report.forgotten.append(records[choice.id])
+    chosen = choose(found + hidden, settings)
+    still = {c.id for c in hidden}
+    for choice in chosen:
+        if choice.id not in still:  # one held stays forgotten as it was recorded
+            records[choice.id] = Forgetting(choice.id, at, choice.retention, choice.policy, vault.config.decay_model)
+            report.forgotten.append(records[choice.id])
+    for c, why in back(hidden, chosen, settings):
+        del records[c.id]
+        report.back.append((c.id, c.retention, why))
     if settings.archive or _half_moved(vault, records, settings):
-        report.moves = _moves(vault, records, at, settings)
+        report.moves, report.kept = _moves(vault, records, at, settings)
     return records, report
 
 
@@ -97,10 +121,15 @@ def _half_moved(vault: ParsedVault, records: dict[str, Forgetting], settings: Se
     return any(r.archived is None for r in records.values()) and (vault.root / settings.archive_dir).is_dir()
 
 
-def _moves(vault: ParsedVault, records: dict[str, Forgetting], at: datetime, settings: Settings) -> list[archive.Block]:
+def _moves(vault: ParsedVault, records: dict[str, Forgetting], at: datetime,
+           settings: Settings) -> tuple[list[archive.Block], list[tuple[str, str]]]:
     """The forgotten entries still in a daily log, each with its archive file. Without
-    `settings.archive`, only those a killed run already put into their archive file."""
+    `settings.archive`, only those a killed run already put into their archive file. An entry
+    whose move would change another's status or break a reference stays in its log (the
+    second list, with why): it stays forgotten, only not moved."""
     out = []
+    kept: list[tuple[str, str]] = []
+    links: dict[str, list[str]] | None = None
     texts: dict[str, str] = {}
     archived: dict[str, dict[str, str]] = {}
     for ev in _hidden(vault, records, at):
@@ -109,11 +138,27 @@ def _moves(vault: ParsedVault, records: dict[str, Forgetting], at: datetime, set
             archived[target] = archive.archived_blocks(_read(vault.root / target))
         if not settings.archive and ev.id not in archived[target]:
             continue
+        links = _linked(vault) if links is None else links
+        why = archive.pinned(vault.timeline, ev, links)
+        if why is not None:
+            kept.append((ev.id, why))
+            continue
         if ev.file not in texts:
             texts[ev.file] = _read(vault.root / ev.file)
         # a move a kill cut short: the log loses the entry only if it still reads as its archived copy
         lines = archived[target].get(ev.id, archive.lines_of(texts[ev.file], ev))
         out.append(archive.Block(records[ev.id], ev.file, lines, target))
+    return out, kept
+
+
+def _linked(vault: ParsedVault) -> dict[str, list[str]]:
+    """For each entry a `[[day#heading]]`/`[[day#^block]]` link names, the entries linking to it."""
+    tl = vault.timeline
+    out: dict[str, list[str]] = defaultdict(list)
+    for ev in tl.events:
+        for target in dict.fromkeys((*ev.links, *ev.sources)):
+            if "#" in target and (res := tl.index.resolve(f"[[{target}]]")).ok and res.target != ev.id:
+                out[str(res.target)].append(ev.id)
     return out
 
 
