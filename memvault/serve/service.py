@@ -100,7 +100,8 @@ class Service:
             raise InputError("give either `ref` (an id, or a place such as memory/2026-02-21.md#L3-L5) or `file`")
         with self.vault() as vault:
             if ref is not None:
-                return compact.entry(vault.show(ref), width=None)  # the whole entry: what `get` is for
+                entry = vault.fetch(ref, backend=self.backend, refresh=self.refresh)
+                return compact.entry(entry, width=None)  # the whole entry: what `get` is for
             return self._lines(vault, _vault_relpath(vault, file or ""), start_line, end_line)
 
     def _lines(self, vault: Vault, rel: str, start: int | None, end: int | None) -> dict[str, Any]:
