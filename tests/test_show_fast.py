@@ -160,3 +160,20 @@ def test_an_edit_not_yet_indexed_is_seen_and_a_fetch_counts_as_a_recall(vault_di
     assert "Wednesdays, said Jörg" in got["content"]
     assert got["retention"]["accesses"] == 1
     assert access.stats(root)["2026-03-23T19:20"].count == 1
+
+
+def test_without_retention_the_answers_are_the_same_less_that_field(vault_dir):
+    """An agent's get and recall show no retention, and skip what it costs after each write."""
+    from memvault.search.index import search_vault
+
+    root = week_vault(vault_dir)
+    with Vault.open(root) as vault:
+        vault.now = lambda: NOW  # type: ignore[method-assign]
+        for eid in unique_ids(root):
+            full = vault.fetch(eid, record=False)
+            assert "retention" in full
+            assert vault.fetch(eid, record=False, retention=False) == {k: v for k, v in full.items() if k != "retention"}
+        hits = search_vault(vault, "Atlas deploy Kaffee", record_access=False, at=NOW)
+        bare = search_vault(vault, "Atlas deploy Kaffee", record_access=False, at=NOW, retention=False)
+    assert [h.id for h in hits] == [h.id for h in bare] and len(hits) > 1
+    assert all("retention" in h.to_dict() and "retention" not in b.to_dict() for h, b in zip(hits, bare, strict=True))

@@ -37,8 +37,10 @@ __all__ = ["show"]
 MAX_POOL_ROUNDS = 4  # bullets found through a block's pool bring their own pools: a few rounds suffice
 
 
-def show(index: Index, ref: str, at: datetime, *, record: bool = True) -> dict[str, Any] | None:
-    """`Vault.show(ref)` at `at` from the index, or None when only a parse of the vault can tell."""
+def show(index: Index, ref: str, at: datetime, *, record: bool = True, retention: bool = True,
+         ) -> dict[str, Any] | None:
+    """`Vault.show(ref)` at `at` from the index, or None when only a parse of the vault can tell;
+    without its `retention` unless asked (the said-again pairs are read again after an index change)."""
     index.ensure()
     conn, _ = index.reader()
     named = _named(index, conn, ref)
@@ -55,7 +57,7 @@ def show(index: Index, ref: str, at: datetime, *, record: bool = True) -> dict[s
     try:
         if record:  # a fetch is a recall, counted before the retention it shows (as `Vault.show`)
             access.record(index.vault.root, [event.id])
-        shape = _shape(index, conn, event, at)
+        shape = _shape(index, conn, event, at, retention)
     finally:
         conn.execute("COMMIT")
     if shape is None:
@@ -105,7 +107,8 @@ def _stale(index: Index, conn: sqlite3.Connection, rel: str) -> bool:
     return seen is None or (seen[0], seen[1]) != (st.st_size, st.st_mtime_ns)
 
 
-def _shape(index: Index, conn: sqlite3.Connection, event: Event, at: datetime) -> dict[str, Any] | None:
+def _shape(index: Index, conn: sqlite3.Connection, event: Event, at: datetime, retention: bool,
+           ) -> dict[str, Any] | None:
     from memvault.search.said_hits import IndexSaid, Known
 
     vault = index.vault
@@ -118,8 +121,10 @@ def _shape(index: Index, conn: sqlite3.Connection, event: Event, at: datetime) -
             reconfirms.append((src, target))
         involved.add(target)
     threshold = float(vault.config.section("curate", CURATE_DEFAULTS)["similarity"])
+    later: dict[str, list[str]] = {event.id: []}
     try:
-        later = IndexSaid(conn, vault.root, threshold).later([event])
+        if retention:
+            later = IndexSaid(conn, vault.root, threshold).later([event])
     except (sqlite3.OperationalError, OSError):  # the pairs cannot be read: the slow path says why
         return None
     wanted = (involved | set(later[event.id])) - {event.id}
@@ -132,7 +137,8 @@ def _shape(index: Index, conn: sqlite3.Connection, event: Event, at: datetime) -
     timeline.recalls = {i: a.count for i, a in access.stats(vault.root, [event.id]).items()}
     timeline.said_again_source = lambda _tl: Known(later)
     shape = timeline.to_dict(event, at)
-    shape["retention"] = timeline.retention(event, at).to_dict()
+    if retention:
+        shape["retention"] = timeline.retention(event, at).to_dict()
     return shape
 
 
