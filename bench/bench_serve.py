@@ -10,8 +10,8 @@ Every figure is end to end, from this process, with the official MCP SDK's clien
     gives it, answered from the index: `Vault.fetch`); p50/p95 over --calls.
   - remember -> recallable: `remember` of an entry with a fresh word, then `search` for that word
     until the entry is the first hit (it is on the first try: the server indexes what it writes).
-  - floor, same run, same copy: `search_vault` (refresh off, as the server with its watcher),
-    `Vault.fetch` (refresh off) and `log_entry` + `Index.update([file])` + `search_vault`, in this process.
+  - floor, same run, same copy: `search_vault` (refresh off, as the server with its watcher;
+    retention off, as the server asks), `Vault.fetch` (the same) and `log_entry` + `Index.update([file])` + `search_vault`, in this process.
   - RSS of the server process (VmRSS now, VmHWM peak) after start and after the calls.
 Each run starts from a fresh copy, and each path from an empty log for today: `remember`
 appends to today's log and re-indexes it whole, so its cost grows with the day's entries (the
@@ -98,16 +98,16 @@ def floor(root: Path, qs: list[str], calls: int) -> dict[str, list[float]]:
     ids: list[str] = []
     for q in qs:  # once untimed: the page cache as warm for the floor as for the servers after it
         with Vault.open(root) as vault:
-            ids += [h.id for h in search_vault(vault, q, limit=10, refresh=False)[:1]]
+            ids += [h.id for h in search_vault(vault, q, limit=10, refresh=False, retention=False)[:1]]
     for q in qs:
         start = time.perf_counter()
         with Vault.open(root) as vault:
-            search_vault(vault, q, limit=10, refresh=False)
+            search_vault(vault, q, limit=10, refresh=False, retention=False)
         recall.append(time.perf_counter() - start)
     for eid in ids:
         start = time.perf_counter()
         with Vault.open(root) as vault:
-            vault.fetch(eid, refresh=False)
+            vault.fetch(eid, refresh=False, retention=False)
         get.append(time.perf_counter() - start)
     for i in range(calls):
         word = f"floorword{os.getpid()}x{i}"
@@ -116,7 +116,7 @@ def floor(root: Path, qs: list[str], calls: int) -> dict[str, list[float]]:
             event = log_entry(vault, f"Benchmark floor entry {word} written by the library")
             with open_index(vault) as index:
                 index.update([event.file])
-            assert search_vault(vault, word, limit=1, refresh=False)[0].id == event.id
+            assert search_vault(vault, word, limit=1, refresh=False, retention=False)[0].id == event.id
         remember.append(time.perf_counter() - start)
     return {"recall": recall, "get": get, "remember": remember}
 
