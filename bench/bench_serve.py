@@ -6,12 +6,13 @@
 
 Every figure is end to end, from this process, with the official MCP SDK's client:
   - recall: `search` of 2-3 words drawn from the vault's own text, limit 10; p50/p95 over --calls.
-  - get: `get` by id of an entry the recalls found (the whole entry, as `memvault show --json`
-    gives it, answered from the index: `Vault.fetch`); p50/p95 over --calls.
+  - get: `get` by id of the first hit of each recall (the whole entry, as `memvault show --json`
+    gives it less retention, answered from the index: `Vault.fetch`); p50/p95 over the recalls.
   - remember -> recallable: `remember` of an entry with a fresh word, then `search` for that word
     until the entry is the first hit (it is on the first try: the server indexes what it writes).
   - floor, same run, same copy: `search_vault` (refresh off, as the server with its watcher;
-    retention off, as the server asks), `Vault.fetch` (the same) and `log_entry` + `Index.update([file])` + `search_vault`, in this process.
+    retention off, as the server asks), `Vault.fetch` (the same) and `log_entry` +
+    `Index.update([file])` + `search_vault`, in this process.
   - RSS of the server process (VmRSS now, VmHWM peak) after start and after the calls.
 Each run starts from a fresh copy, and each path from an empty log for today: `remember`
 appends to today's log and re-indexes it whole, so its cost grows with the day's entries (the

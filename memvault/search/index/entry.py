@@ -25,6 +25,7 @@ from memvault.config.curate import DEFAULTS as CURATE_DEFAULTS
 from memvault.entries.lookup import at_place, place
 from memvault.entries.model import Event
 from memvault.entries.timeline import Timeline
+from memvault.layout import MEMORY_FILE
 from memvault.search import access
 from memvault.search.index import links, store
 from memvault.search.index.forgetting import index_forgotten
@@ -156,7 +157,8 @@ def _with_citations(conn: sqlite3.Connection, events: list[Event]) -> list[Event
     them, every entry its sources can resolve to (a day's entries, a block's holders)."""
     have = {(e.file, e.line): e for e in events}
     scopes = set().union(*(links.event_scopes(e) for e in events))
-    for _, bullet in store.load_events(conn, "kind = 'curated'"):
+    # Curated bullets are MEMORY.md's alone (parsed.parse_text): its rows, by the file's index.
+    for _, bullet in store.load_events(conn, "file = ? AND kind = 'curated'", (MEMORY_FILE,)):
         if bullet.sources and (bullet.file, bullet.line) not in have and _source_scopes(bullet) & scopes:
             have[(bullet.file, bullet.line)] = bullet
     done: set[tuple[str, int]] = set()
