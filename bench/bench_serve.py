@@ -6,10 +6,13 @@
 
 Every figure is end to end, from this process, with the official MCP SDK's client:
   - recall: `search` of 2-3 words drawn from the vault's own text, limit 10; p50/p95 over --calls.
+  - get: `get` by id of the first hit of each recall (the whole entry, as `memvault show --json`
+    gives it less retention, answered from the index: `Vault.fetch`); p50/p95 over the recalls.
   - remember -> recallable: `remember` of an entry with a fresh word, then `search` for that word
     until the entry is the first hit (it is on the first try: the server indexes what it writes).
-  - floor, same run, same copy: `search_vault` (refresh off, as the server with its watcher) and
-    `log_entry` + `Index.update([file])` + `search_vault`, in this process.
+  - floor, same run, same copy: `search_vault` (refresh off, as the server with its watcher;
+    retention off, as the server asks), `Vault.fetch` (the same) and `log_entry` +
+    `Index.update([file])` + `search_vault`, in this process.
   - RSS of the server process (VmRSS now, VmHWM peak) after start and after the calls.
 Each run starts from a fresh copy, and each path from an empty log for today: `remember`
 appends to today's log and re-indexes it whole, so its cost grows with the day's entries (the
@@ -92,15 +95,21 @@ def floor(root: Path, qs: list[str], calls: int) -> dict[str, list[float]]:
     from memvault.vault import Vault
     from memvault.write.log import log_entry
 
-    recall, remember = [], []
+    recall, get, remember = [], [], []
+    ids: list[str] = []
     for q in qs:  # once untimed: the page cache as warm for the floor as for the servers after it
         with Vault.open(root) as vault:
-            search_vault(vault, q, limit=10, refresh=False)
+            ids += [h.id for h in search_vault(vault, q, limit=10, refresh=False, retention=False)[:1]]
     for q in qs:
         start = time.perf_counter()
         with Vault.open(root) as vault:
-            search_vault(vault, q, limit=10, refresh=False)
+            search_vault(vault, q, limit=10, refresh=False, retention=False)
         recall.append(time.perf_counter() - start)
+    for eid in ids:
+        start = time.perf_counter()
+        with Vault.open(root) as vault:
+            vault.fetch(eid, refresh=False, retention=False)
+        get.append(time.perf_counter() - start)
     for i in range(calls):
         word = f"floorword{os.getpid()}x{i}"
         start = time.perf_counter()
@@ -108,19 +117,26 @@ def floor(root: Path, qs: list[str], calls: int) -> dict[str, list[float]]:
             event = log_entry(vault, f"Benchmark floor entry {word} written by the library")
             with open_index(vault) as index:
                 index.update([event.file])
-            assert search_vault(vault, word, limit=1, refresh=False)[0].id == event.id
+            assert search_vault(vault, word, limit=1, refresh=False, retention=False)[0].id == event.id
         remember.append(time.perf_counter() - start)
-    return {"recall": recall, "remember": remember}
+    return {"recall": recall, "get": get, "remember": remember}
 
 
 async def over_mcp(client: Client, qs: list[str], calls: int, tag: str) -> dict[str, list[float]]:
-    recall, remember = [], []
+    recall, get, remember = [], [], []
+    ids: list[str] = []
     await client.call_tool("search", {"query": qs[0]})  # warm: the first call imports and opens
     for q in qs:
         start = time.perf_counter()
         result = await client.call_tool("search", {"query": q, "limit": 10})
         recall.append(time.perf_counter() - start)
         assert not result.is_error, result.content
+        ids += [h["id"] for h in (result.structured_content or {}).get("results", [])[:1]]
+    for eid in ids:
+        start = time.perf_counter()
+        result = await client.call_tool("get", {"ref": eid})
+        get.append(time.perf_counter() - start)
+        assert not result.is_error and (result.structured_content or {})["id"] == eid, result.content
     for i in range(calls):
         word = f"{tag}word{os.getpid()}x{i}"
         start = time.perf_counter()
@@ -131,7 +147,7 @@ async def over_mcp(client: Client, qs: list[str], calls: int, tag: str) -> dict[
             if found.get("results") and found["results"][0]["id"] == (done.structured_content or {})["id"]:
                 break
         remember.append(time.perf_counter() - start)
-    return {"recall": recall, "remember": remember}
+    return {"recall": recall, "get": get, "remember": remember}
 
 
 class HttpServer:
@@ -194,6 +210,8 @@ def main() -> None:
     print("\n| path | p50 | p95 | mean |\n|---|---|---|---|")
     for name, figures in results.items():
         print(row(f"recall (search), {name}", figures["recall"]))
+    for name, figures in results.items():
+        print(row(f"get by id, {name}", figures["get"]))
     for name, figures in results.items():
         print(row(f"remember -> recallable, {name}", figures["remember"]))
     print(f"\nserve: ready in {start_s:.2f} s; RSS {rss_start[0]:.0f} MB after start, {rss_after[0]:.0f} MB after "

@@ -31,6 +31,7 @@ from memvault.layout import (
     LOG_DIR,
     MEMORY_FILE,
     Selection,
+    is_file,
     iter_markdown,
     open_file,
 )
@@ -278,7 +279,16 @@ class ParsedVault:
     def log_path_for(self, day_iso: str) -> Path:
         """The day's own file if it exists, else a new one laid out like the latest day's own
         file: `memory/DATE.md`, `memory/YYYY/DATE.md` or `memory/YYYY/MM/DATE.md`. Topic
-        files and archives of the day are never written to."""
+        files and archives of the day are never written to.
+
+        The day's own file can only be one of those three places (always selected), so they are
+        looked at first, in the walk's order (a duplicate, MV006, answers as the walk did); the
+        walk over every file (~30 ms on 5,000 files) is left for a day's first entry."""
+        year, month = day_iso[:4], day_iso[5:7]
+        for rel in sorted((f"{LOG_DIR}/{day_iso}.md", f"{LOG_DIR}/{year}/{day_iso}.md",
+                           f"{LOG_DIR}/{year}/{month}/{day_iso}.md")):
+            if log_name(rel).canonical and is_file(self.root, rel):
+                return self.root / rel
         latest: tuple[str, str] | None = None
         for rel in sorted(self.paths()):
             name = log_name(rel)

@@ -151,7 +151,8 @@ class MemoryStore:
         since = None if days is None else vault.now() - timedelta(days=days)
         n = max(4 * k, 20) if flt or types else k  # without filters every hit is kept
         while True:  # filters the index does not know take some hits: ask for more
-            hits = search_vault(vault, request["query"], limit=n, since=since, record_access=False)
+            hits = search_vault(vault, request["query"], limit=n, since=since, record_access=False,
+                                retention=False)  # not in the response; it would cost ~1-2 s after each write
             kept = [h for h in hits if h.event is not None and mw.matches(h.event, flt)
                     and (not types or mw.memory_type(h.event) in types)]
             if len(kept) >= k or len(hits) < n:

@@ -91,7 +91,8 @@ class Service:
 
         with self.vault() as vault:
             hits = search_vault(vault, query, backend=self.backend, refresh=self.refresh, limit=_limit(limit),
-                                types=tuple(types or ()), tags=tuple(tags or ()), include_all=include_all)
+                                types=tuple(types or ()), tags=tuple(tags or ()), include_all=include_all,
+                                retention=False)  # not in a compact answer; it would cost ~1-2 s after each write
             return {"query": query, "results": [compact.hit(h.to_dict()) for h in hits]}
 
     def get(self, ref: str | None = None, file: str | None = None, start_line: int | None = None,
@@ -100,7 +101,8 @@ class Service:
             raise InputError("give either `ref` (an id, or a place such as memory/2026-02-21.md#L3-L5) or `file`")
         with self.vault() as vault:
             if ref is not None:
-                return compact.entry(vault.show(ref), width=None)  # the whole entry: what `get` is for
+                entry = vault.fetch(ref, backend=self.backend, refresh=self.refresh, retention=False)
+                return compact.entry(entry, width=None)  # the whole entry: what `get` is for
             return self._lines(vault, _vault_relpath(vault, file or ""), start_line, end_line)
 
     def _lines(self, vault: Vault, rel: str, start: int | None, end: int | None) -> dict[str, Any]:

@@ -365,10 +365,12 @@ class Index:
     @heal.healing
     def search(self, query: str, *, limit: int = 10, types: Iterable[str] = (), tags: Iterable[str] = (),
                since: datetime | None = None, until: datetime | None = None, include_all: bool = False,
-               at: datetime | None = None, record_access: bool | None = None) -> list[Hit]:
+               at: datetime | None = None, record_access: bool | None = None, retention: bool = True) -> list[Hit]:
         """Ranked hits for `query` (see docs/search.md). Rebuilds a missing/stale index first.
         `record_access`: count the first hits as recalled (None: as `[search] record` says;
-        `access.search_recalls`)."""
+        `access.search_recalls`). `retention`: put each hit's retention in its JSON shape (the
+        first search after an index change reads the index's texts again for it, ~1-2 s on 100k
+        entries: a caller that shows none, such as an agent's recall, says False)."""
         if limit < 1:
             raise InputError("--limit must be at least 1")
         q = parse_query(query)
@@ -395,9 +397,10 @@ class Index:
                     break
                 else:  # the selected rows ran out before enough hits: score every match
                     plan = EXHAUSTIVE
-            from memvault.search import said_hits
+            if retention:
+                from memvault.search import said_hits
 
-            said_hits.attach(conn, self.vault.root, self.vault.config, hits, when)  # before this search's recalls
+                said_hits.attach(conn, self.vault.root, self.vault.config, hits, when)  # before this search's recalls
         access.record(self.vault.root, access.search_recalls(self.vault.config, q, hits, record_access))
         return hits
 

@@ -165,7 +165,7 @@ def _is_canonical(conn: sqlite3.Connection, rowid: int, ev: Event) -> bool:
 
 def _resolve(conn: sqlite3.Connection, scopes: set[str], rowid: int, ev: Event, ref: str,
              kind: str) -> tuple[str | None, str | None]:
-    pool = _pool(conn, scopes)
+    pool = scope_pool(conn, scopes)
     pool[rowid] = ev  # the very object: resolution leaves its own source out by identity
     index = EventIndex(sorted(pool.values(), key=sort_key))
     res = index.resolve(ref, ev)
@@ -180,7 +180,7 @@ def _resolve(conn: sqlite3.Connection, scopes: set[str], rowid: int, ev: Event, 
     return res.target, None
 
 
-def _pool(conn: sqlite3.Connection, scopes: set[str]) -> dict[int, Event]:
+def scope_pool(conn: sqlite3.Connection, scopes: set[str]) -> dict[int, Event]:
     if "all" in scopes:
         return dict(store.load_events(conn))
     clauses, args = [], []
