@@ -22,7 +22,7 @@ def maintain(ctx, dry_run: bool, archive: bool | None, at: str | None, as_json: 
     [retention] forget_below (0.1) is forgotten, and with [retention] max_live N only the N
     highest stay (the lowest retention goes first, ties by the oldest). A forgotten entry leaves
     list, search, asof and curate (--all shows it) until a later entry reconfirms it or says
-    it again. Forgetting is recorded in .memvault/forgotten.json, never in the Markdown:
+    it again. Forgetting is recorded in .memvault/forgotten.sqlite, never in the Markdown:
     deleting .memvault/ brings everything back until maintain runs again. With --archive the
     forgotten entries move, whole, to the archive files; nothing is ever deleted. Running it
     twice changes nothing the second time (docs/retention.md, "Maintenance").
