@@ -109,12 +109,15 @@ MODELS: dict[str, Model] = {
 }
 
 
-def retention(model: str, m: Memory, p: Params) -> float:
+def model_of(model: str) -> Model:
     try:
-        fn = MODELS[model]
+        return MODELS[model]
     except KeyError:
         raise ValueError(f"unknown retention model {model!r}; known: {', '.join(MODELS)}") from None
-    return min(1.0, max(0.0, fn(m, p)))
+
+
+def retention(model: str, m: Memory, p: Params) -> float:
+    return min(1.0, max(0.0, model_of(model)(m, p)))
 
 
 def status(value: float) -> Status:
