@@ -67,3 +67,16 @@ def test_an_unknown_model_is_refused_as_before():
     tl.config.decay_model = "nope"  # type: ignore[misc]
     with pytest.raises(ValueError, match="unknown retention model 'nope'"):
         tl.retentions(tl.events, datetime(2026, 3, 1, tzinfo=UTC))
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_the_written_out_curves_equal_the_models(model: str):
+    from memvault.entries.retention import Memory, Params, presented_once, retention
+
+    for params in (Params(), Params(rate=0.8, strength=30.0), Params(rate=1.0)):
+        once = presented_once(model, params)
+        for age in (0.0, 0.5, 1.0, 13.5, 45.0, 400.0, 1e6):
+            for importance in ("low", "medium", "high"):
+                for accesses in (0, 3, 50):
+                    want = retention(model, Memory(age, (), importance, accesses), params)
+                    assert once(age, importance, accesses) == want, (age, importance, accesses)

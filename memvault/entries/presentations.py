@@ -218,11 +218,11 @@ def retention_dicts(tl: Timeline, said: SaidSource, events: Sequence[Event], at:
     computed here without the general path's lists and objects (~2x faster); the others take it."""
     cfg = tl.config
     model, tick = cfg.decay_model, cfg.decay_tick
-    fn = retention.model_of(model)
     params = params or vault_params(cfg)
+    once = retention.presented_once(model, params)
     counts = dict(accesses.items()) if accesses else {}
     confirmed = tl.reconfirmed_by
-    band, status, memory = retention.band, retention.status, retention.Memory
+    band, status = retention.band, retention.status
     # the texts that can have a later partner, when the source knows them (the stored pairs do)
     partnered = said.partnered() if hasattr(said, "partnered") else None
     out: list[dict[str, object]] = []
@@ -233,8 +233,7 @@ def retention_dicts(tl: Timeline, said: SaidSource, events: Sequence[Event], at:
             out.append(retention_of(tl, said, ev, at, counts, params).to_dict())
             continue
         age = (at - ts).total_seconds() / tick
-        value = fn(memory(age if age > 0 else 0.0, (), band(ev.importance, ev.kind == "curated"), count), params)
-        value = 1.0 if value > 1.0 else value if value > 0.0 else 0.0
+        value = once(age if age > 0 else 0.0, band(ev.importance, ev.kind == "curated"), count)
         out.append({"value": float(f"{value:.6g}"), "status": status(value), "model": model,
                     "presentations": 1, "accesses": count})
     return out
