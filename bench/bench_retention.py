@@ -132,8 +132,9 @@ def listing(root: str, now: datetime, store_root: Path | None, *, pause: bool) -
     with no_gc() if pause else contextlib.nullcontext():
         if isinstance(vault, Vault):  # what `list` calls: the retentions in one pass (Timeline.retentions)
             shapes = vault.shapes(live, now)
-        else:
-            shapes = [vault.as_dict(e, now) for e in live]
+        else:  # ParsedVault.as_dict, without its call per entry (as Vault.shapes)
+            tl = vault.timeline
+            shapes = [tl.to_dict(e, now) for e in live]
     took = time.perf_counter() - t
     assert all(("retention" in d) == (store_root is not None) for d in shapes)
     return parsed, took
