@@ -136,3 +136,17 @@ def test_deleting_the_record_alone_brings_the_entries_back_to_search(runner, vau
     shutil.rmtree(vault_dir / ".memvault")
     assert TABS in runner.invoke(cli, ["search", "tabs", "spaces"]).output
     assert Path(path_of(vault_dir)).exists() is False
+
+
+@pytest.mark.parametrize("change", ["UPDATE forgotten SET retention = 9e999", "UPDATE forgotten SET retention = 'low'",
+                                    "UPDATE forgotten SET at = '2026-04-01T12:00:00'", "UPDATE forgotten SET archived = x'00'"])
+def test_a_record_with_an_odd_row_is_no_record(tmp_path, change):
+    import sqlite3
+
+    save(tmp_path, records())
+    with sqlite3.connect(path_of(tmp_path)) as conn:
+        conn.execute(change + " WHERE id = ?", (ODD[1],))
+    conn.close()
+    assert load(tmp_path) == {}
+    stored = Stored(tmp_path)
+    assert stored.get(ODD[1]) is None and stored.get(ODD[0]) == records()[0]  # by id: only that row is odd
