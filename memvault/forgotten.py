@@ -108,17 +108,20 @@ def _open(root: Path) -> sqlite3.Connection | None:
         return None
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
-        if conn.execute("PRAGMA user_version").fetchone()[0] != VERSION:
-            conn.close()
-            return None
     except (sqlite3.Error, ValueError):
         return None
-    return conn
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == VERSION:
+            return conn
+    except sqlite3.Error:
+        pass
+    conn.close()
+    return None
 
 
 def _rows(conn: sqlite3.Connection, where: str = "", args: tuple[Any, ...] = ()) -> dict[str, Forgetting]:
-    """The rows `where` selects, checked in SQL and built without a Python call per row: the
-    whole record of 90k entries loads in ~0.1 s (list, asof)."""
+    """The rows `where` selects, checked in SQL and built without a Python call per row (the
+    whole record, for list and asof: 90k rows in a fraction of a second; docs/performance.md)."""
     times = {at: datetime.fromisoformat(at) for (at,) in conn.execute(
         "SELECT DISTINCT at FROM forgotten" + where, args)}  # one maintain run, one time: parse each once
     odd = ("typeof(retention) != 'real' OR abs(retention) > 1e308 OR typeof(id) != 'text' OR typeof(policy) != 'text'"
