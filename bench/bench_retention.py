@@ -9,9 +9,10 @@ Prints, in one run:
 - the said-again pairs (search/said_store.py), kept in a temporary folder (the vault's own
   `.memvault/` is not touched): the full build (signatures + join), the sync of an unchanged
   vault, of one appended entry and of one daily file whose entries all changed;
-- `list` as before (no retention), and now (retention for every entry from the stored pairs,
-  the cyclic collector paused around the JSON shapes as `Vault.shapes` does), and retention's
-  own cost with the collector paused in both; alternately, best of `--rounds`;
+- `list` as before (no retention), and now (`Vault.shapes`: retention for every entry from the
+  stored pairs in one pass, the cyclic collector paused), and retention's own cost with the
+  collector paused in both; alternately, best of `--rounds`;
+- retention alone for the live entries: the one pass beside each entry asked alone;
 - one entry's retention found on demand (`presentations.SaidAgain`, what a timeline without a
   vault uses), oldest and newest entries.
 """
@@ -88,9 +89,32 @@ def main() -> None:
           f"{w:.2f} s; without retention, collector paused {p:.2f} s")
     print(f"  list now vs before: {(parse + w) / (parse + b) * 100 - 100:+.0f}%; retention's own cost: "
           f"{w - p:+.2f} s = {(w - p) / (parse + p) * 100:+.0f}% of list without it")
+    one_pass(args.vault, now, store_root, args.rounds)
     vault = ParsedVault.open(args.vault)
     dated = [e for e in vault.timeline.events if e.timestamp is not None]
     on_demand(vault, dated, now, args.entries)
+
+
+def one_pass(root: str, now: datetime, store_root: Path, rounds: int) -> None:
+    """Retention alone for `list`'s live entries, pairs synced: the one pass `Vault.shapes` makes
+    (`Timeline.retentions`) beside each entry asked alone (`Timeline.retention`), best of `rounds`."""
+    vault = Vault.open(root)
+    vault.timeline.said_again_source = lambda tl: StoredSaidAgain(store_root, tl)
+    live = vault.entries(at=now)
+    tl = vault.timeline
+    t = time.perf_counter()
+    tl.retentions(live[:1], now)
+    print(f"retention: first question (the vault's texts read, the stored pairs synced): {time.perf_counter() - t:.2f} s")
+    best: dict[str, float] = {}
+    for _ in range(rounds):
+        for label, fn in (("one pass", lambda: tl.retentions(live, now)),
+                          ("each alone", lambda: [tl.retention(e, now).to_dict() for e in live])):
+            with no_gc():
+                t = time.perf_counter()
+                fn()
+                best[label] = min(best.get(label, 1e9), time.perf_counter() - t)
+    print("retention alone for {} live entries, best of {}: {}".format(len(live), rounds, "; ".join(
+        f"{k} {v:.2f} s ({v / len(live) * 1e6:.1f} µs an entry)" for k, v in best.items())))
 
 
 def listing(root: str, now: datetime, store_root: Path | None, *, pause: bool) -> tuple[float, float]:
@@ -106,7 +130,11 @@ def listing(root: str, now: datetime, store_root: Path | None, *, pause: bool) -
     parsed = time.perf_counter() - t
     t = time.perf_counter()
     with no_gc() if pause else contextlib.nullcontext():
-        shapes = [vault.as_dict(e, now) for e in live]
+        if isinstance(vault, Vault):  # what `list` calls: the retentions in one pass (Timeline.retentions)
+            shapes = vault.shapes(live, now)
+        else:  # ParsedVault.as_dict, without its call per entry (as Vault.shapes)
+            tl = vault.timeline
+            shapes = [tl.to_dict(e, now) for e in live]
     took = time.perf_counter() - t
     assert all(("retention" in d) == (store_root is not None) for d in shapes)
     return parsed, took

@@ -6,7 +6,8 @@ weeks. So, as in the forgetting-curve skill, where its maintenance script is wha
 forgotten memory, an entry leaves default results (list, search, asof, curate's candidates) only
 once `memvault maintain` has forgotten it; live retention is only shown.
 
-The record is `.memvault/forgotten.json`: for each forgotten id, when maintain forgot it, its
+The record is `.memvault/forgotten.sqlite` (a SQLite file replaced whole by each run, so search
+reads only its candidates' rows): for each forgotten id, when maintain forgot it, its
 retention then, the policy that chose it and the model, and the archive file it moved to (if
 any). It is derived state: deleting `.memvault/` brings every forgotten entry back until
 maintain runs again (an archived entry stays in its archive file: the move is in the files).
@@ -19,9 +20,8 @@ they are not in the files.
 
 from __future__ import annotations
 
-import json
-import math
 import re
+import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -30,8 +30,8 @@ from typing import Any, NamedTuple
 from memvault.entries.model import Event
 from memvault.fsio import DERIVED_DIR, atomic_write
 
-FILE = "forgotten.json"
-VERSION = 1
+FILE = "forgotten.sqlite"
+VERSION = 2  # 1 was forgotten.json (a record a version 1 memvault wrote is not read: maintain again)
 
 # `[retention]`: maintain's policies (docs/retention.md#maintenance). `forget_below` is the skill's
 # forgotten threshold; `max_live` 0 is no limit (the skill's agents keep 1000).
@@ -85,26 +85,109 @@ def path_of(root: Path) -> Path:
 
 
 COLUMNS = ["id", "at", "retention", "policy", "model", "archived"]
+_SELECT = "SELECT id, at, retention, policy, model, archived FROM forgotten"
 
 
 def load(root: Path) -> dict[str, Forgetting]:
-    """The record by id; empty when there is none or it cannot be read (derived state: a damaged
-    record is as good as none, and maintain writes it again)."""
-    try:
-        data = json.loads(path_of(root).read_text(encoding="utf-8"))
-        if data.get("version") != VERSION or data.get("columns") != COLUMNS:
-            return {}
-        times: dict[str, datetime] = {}  # one maintain run, one time: parse each once
-        out = {}
-        for eid, at, retention, policy, model, archived in data["entries"]:
-            when = times.get(at) or times.setdefault(at, datetime.fromisoformat(at))
-            if when.tzinfo is None or not isinstance(eid, str) or not math.isfinite(retention):
-                return {}
-            out[eid] = Forgetting(eid, when, float(retention), str(policy), str(model),
-                                  archived if isinstance(archived, str) else None)
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+    """The whole record by id (list, asof, maintain); empty when there is none or it cannot be
+    read (derived state: a damaged record is as good as none, and maintain writes it again)."""
+    conn = _open(root)
+    if conn is None:
         return {}
-    return out
+    try:
+        return _rows(conn)
+    except (sqlite3.Error, ValueError, TypeError):
+        return {}
+    finally:
+        conn.close()
+
+
+def _open(root: Path) -> sqlite3.Connection | None:
+    """The record read-only, or None when there is none or it is not this version's."""
+    path = path_of(root)
+    if not path.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+    except (sqlite3.Error, ValueError):
+        return None
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == VERSION:
+            return conn
+    except sqlite3.Error:
+        pass
+    conn.close()
+    return None
+
+
+def _rows(conn: sqlite3.Connection, where: str = "", args: tuple[Any, ...] = ()) -> dict[str, Forgetting]:
+    """The rows `where` selects, checked in SQL and built without a Python call per row (the
+    whole record, for list and asof: 90k rows in a fraction of a second; docs/performance.md)."""
+    times = {at: datetime.fromisoformat(at) for (at,) in conn.execute(
+        "SELECT DISTINCT at FROM forgotten" + where, args)}  # one maintain run, one time: parse each once
+    odd = ("typeof(retention) != 'real' OR abs(retention) > 1e308 OR typeof(id) != 'text' OR typeof(policy) != 'text'"
+           " OR typeof(model) != 'text' OR typeof(archived) NOT IN ('text', 'null')")
+    if any(t.tzinfo is None for t in times.values()) or conn.execute(
+            f"SELECT 1 FROM forgotten {f'{where} AND' if where else 'WHERE'} ({odd}) LIMIT 1", args).fetchone():
+        raise ValueError("a forgotten entry without a zone, a retention or a text")
+    new = tuple.__new__
+    return {row[0]: new(Forgetting, (row[0], times[row[1]], *row[2:]))
+            for row in conn.execute(_SELECT + where, args)}
+
+
+class Stored(Mapping[str, Forgetting]):
+    """The record as a search asks it: only the ids it asks for are read (one indexed lookup
+    each), so a search costs the same whatever the record holds (docs/performance.md)."""
+
+    def __init__(self, root: Path):
+        self._conn = _open(root)
+        self._got: dict[str, Forgetting | None] = {}
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key not in self._got:
+            self._got[key] = self._fetch(key)
+        found = self._got[key]
+        return default if found is None else found
+
+    def _fetch(self, key: str) -> Forgetting | None:
+        if self._conn is None:
+            return None
+        try:
+            return _rows(self._conn, " WHERE id = ?", (key,)).get(key)
+        except (sqlite3.Error, ValueError, TypeError):
+            return None
+
+    def __getitem__(self, key: str) -> Forgetting:
+        found = self.get(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
+
+    def __bool__(self) -> bool:
+        try:
+            return self._conn is not None and self._conn.execute("SELECT 1 FROM forgotten LIMIT 1").fetchone() is not None
+        except sqlite3.Error:
+            return False
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def _all(self) -> dict[str, Forgetting]:
+        try:
+            return _rows(self._conn) if self._conn is not None else {}
+        except (sqlite3.Error, ValueError, TypeError):
+            return {}
 
 
 def save(root: Path, records: Iterable[Forgetting]) -> None:
@@ -113,11 +196,19 @@ def save(root: Path, records: Iterable[Forgetting]) -> None:
 
 
 def dumps(records: Iterable[Forgetting]) -> bytes:
-    """The bytes `save` writes: one entry a line, by id (100k entries load in a fraction of a second)."""
-    rows = [json.dumps([d[c] for c in COLUMNS], ensure_ascii=False)
-            for d in sorted((r.to_dict() for r in records), key=lambda d: d["id"])]
-    head = json.dumps({"version": VERSION, "columns": COLUMNS})[:-1]
-    return (head + ', "entries": [\n' + ",\n".join(rows) + "\n]}\n").encode()
+    """The bytes `save` writes: a SQLite database built in memory, one row an entry, by id (a
+    search reads only its candidates' rows; the whole record loads in a fraction of a second)."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.executescript(f"PRAGMA user_version = {VERSION};"
+                           "CREATE TABLE forgotten (id TEXT PRIMARY KEY, at TEXT NOT NULL, retention REAL NOT NULL,"
+                           " policy TEXT NOT NULL, model TEXT NOT NULL, archived TEXT) WITHOUT ROWID;")
+        conn.executemany("INSERT INTO forgotten VALUES (?, ?, ?, ?, ?, ?)",
+                         sorted((r.id, r.at.isoformat(), r.retention, r.policy, r.model, r.archived) for r in records))
+        conn.commit()
+        return conn.serialize()
+    finally:
+        conn.close()
 
 
 class Forgotten(Mapping[str, Forgetting]):
@@ -129,7 +220,7 @@ class Forgotten(Mapping[str, Forgetting]):
 
     def __init__(self, records: Mapping[str, Forgetting],
                  presented: Callable[[Event, datetime], Sequence[datetime]]):
-        self.records = dict(records)
+        self.records = records
         self._presented = presented
         self._back: dict[str, datetime | None] = {}
 
@@ -141,6 +232,9 @@ class Forgotten(Mapping[str, Forgetting]):
 
     def __len__(self) -> int:
         return len(self.records)
+
+    def __bool__(self) -> bool:
+        return bool(self.records)  # a `Stored` record answers without reading every row
 
     def back_at(self, event: Event) -> datetime | None:
         """When a forgotten entry was presented again after it was forgotten (relearned); None if not."""

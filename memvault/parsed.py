@@ -261,7 +261,7 @@ class ParsedVault:
 
     @cached_property
     def forgotten(self) -> Forgotten:
-        """What `memvault maintain` forgot (`.memvault/forgotten.json`), as this vault's timeline
+        """What `memvault maintain` forgot (`.memvault/forgotten.sqlite`), as this vault's timeline
         asks it: relearning is judged on the whole vault (memvault/forgotten.py)."""
         return Forgotten(load_forgotten(self.root), lambda event, since: self.timeline.presented(event, since))
 

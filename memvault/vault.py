@@ -49,7 +49,12 @@ class Vault(ParsedVault):
     @no_gc()  # ~100k dicts and retentions, no cycles: the collector's passes cost more than the work
     def shapes(self, events: Iterable[Event], at: datetime) -> list[dict[str, Any]]:
         """`as_dict` of each event at `at`: what `list` prints."""
-        return [self.as_dict(e, at) for e in events]
+        events = list(events)
+        tl = self.timeline
+        shapes = [tl.to_dict(e, at) for e in events]
+        for shape, kept in zip(shapes, tl.retentions(events, at), strict=True):
+            shape["retention"] = kept
+        return shapes
 
     def as_dict(self, event: Event, at: datetime | None = None) -> dict[str, Any]:
         """The entry's JSON shape as of `at` (default now), with its `retention` then

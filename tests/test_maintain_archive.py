@@ -134,7 +134,7 @@ def _kill_when(proc: subprocess.Popen[bytes], path: Path, after: float) -> None:
 def test_a_kill_mid_run_leaves_every_file_whole_and_no_entry_lost_or_doubled(tmp_path):
     rng = random.Random(9)
     # when each write starts: the record, then the archive file, then the logs one by one
-    points = [(".memvault/forgotten.json", 0.0), ("forgotten/2025.md", 0.0),
+    points = [(".memvault/forgotten.sqlite", 0.0), ("forgotten/2025.md", 0.0),
               ("forgotten/2025.md", rng.uniform(0.001, 0.02)), ("forgotten/2025.md", rng.uniform(0.01, 0.05))]
     halves = 0
     for round_, (marker, after) in enumerate(points):

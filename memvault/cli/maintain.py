@@ -24,7 +24,7 @@ def maintain(ctx, dry_run: bool, archive: bool | None, at: str | None, as_json: 
     [retention] keep_importance (0.7, high) or more is never forgotten. A recorded entry these
     policies would no longer forget is brought back. A forgotten entry leaves
     list, search, asof and curate (--all shows it) until a later entry reconfirms it or says
-    it again. Forgetting is recorded in .memvault/forgotten.json, never in the Markdown:
+    it again. Forgetting is recorded in .memvault/forgotten.sqlite, never in the Markdown:
     deleting .memvault/ brings everything back until maintain runs again. With --archive the
     forgotten entries move, whole, to the archive files, except one that supersedes, reconfirms or
     is named by another entry (it stays in its log); nothing is ever deleted. Running it

@@ -209,6 +209,36 @@ def presentation_times(tl: Timeline, said: SaidSource, event: Event, at: datetim
     return sorted(times)
 
 
+def retention_dicts(tl: Timeline, said: SaidSource, events: Sequence[Event], at: datetime,
+                    accesses: Mapping[str, int] | None = None,
+                    params: retention.Params | None = None) -> list[dict[str, object]]:
+    """`retention_of(...).to_dict()` of each event (what `list` prints for 100k entries).
+
+    Most entries were presented once, when written: their retention is the model at their age,
+    computed here without the general path's lists and objects (~2x faster); the others take it."""
+    cfg = tl.config
+    model, tick = cfg.decay_model, cfg.decay_tick
+    params = params or vault_params(cfg)
+    once = retention.presented_once(model, params)
+    counts = dict(accesses.items()) if accesses else {}
+    confirmed = tl.reconfirmed_by
+    band, status = retention.band, retention.status
+    # the texts that can have a later partner, when the source knows them (the stored pairs do)
+    partnered = said.partnered() if hasattr(said, "partnered") else None
+    out: list[dict[str, object]] = []
+    for ev in events:
+        ts, upd, count = ev.timestamp, ev.updated, counts.get(ev.id, 0)
+        if ts is None or (upd is not None and ts < upd <= at) or ev.id in confirmed or (
+                (partnered is None or ev.content in partnered) and said.of(ev)):
+            out.append(retention_of(tl, said, ev, at, counts, params).to_dict())
+            continue
+        age = (at - ts).total_seconds() / tick
+        value = once(age if age > 0 else 0.0, band(ev.importance, ev.kind == "curated"), count)
+        out.append({"value": float(f"{value:.6g}"), "status": status(value), "model": model,
+                    "presentations": 1, "accesses": count})
+    return out
+
+
 def retention_of(tl: Timeline, said: SaidSource, event: Event, at: datetime,
                  accesses: Mapping[str, int] | None = None, params: retention.Params | None = None) -> Retention:
     """The entry's retention at `at` under the vault's `[decay]` model (`params`: its `[decay]`

@@ -109,12 +109,29 @@ MODELS: dict[str, Model] = {
 }
 
 
-def retention(model: str, m: Memory, p: Params) -> float:
+def model_of(model: str) -> Model:
     try:
-        fn = MODELS[model]
+        return MODELS[model]
     except KeyError:
         raise ValueError(f"unknown retention model {model!r}; known: {', '.join(MODELS)}") from None
-    return min(1.0, max(0.0, fn(m, p)))
+
+
+def presented_once(model: str, p: Params) -> Callable[[float, Band, int], float]:
+    """`retention(model, Memory(age, (), importance, accesses), p)` as a function of those three:
+    what `list` asks for most of 100k entries. The two curves of the latest presentation alone
+    are written out (a `Memory` costs more than their arithmetic); tests check they agree."""
+    if model == "exponential":
+        rate = p.rate
+        return lambda age, importance, accesses: min(1.0, max(0.0, float(rate ** age)))
+    if model == "ebbinghaus":
+        log_rate = math.log(p.rate)
+        return lambda age, importance, accesses: min(1.0, max(0.0, math.exp(age * log_rate)))
+    fn = model_of(model)
+    return lambda age, importance, accesses: min(1.0, max(0.0, fn(Memory(age, (), importance, accesses), p)))
+
+
+def retention(model: str, m: Memory, p: Params) -> float:
+    return min(1.0, max(0.0, model_of(model)(m, p)))
 
 
 def status(value: float) -> Status:

@@ -3,7 +3,7 @@
 Plan (reads only): every live, dated log entry's retention now (`Timeline.retention`, the one
 entry point), `policy.choose`, and, with archiving, which forgotten entries leave which log for
 which archive file. Apply (under the vault's lock, every write atomic): the record first
-(`.memvault/forgotten.json`), then the archive files, then the logs, then the record again
+(`.memvault/forgotten.sqlite`), then the archive files, then the logs, then the record again
 with where each entry went. A kill between two writes leaves every file whole; an entry in both
 its archive and its log (killed between the two) is moved on the next run, and never appended twice.
 A dry run plans and writes nothing.

@@ -289,6 +289,10 @@ class StoredSaidAgain:
         later = [e for text in partners for e in self._groups[text] if e.timestamp is not None and e.timestamp > ts]
         return [e.id for e in sorted(later, key=sort_key)]
 
+    def partnered(self) -> Collection[str]:
+        """The texts some other text says the same as: `of` is [] for any entry whose text is not here."""
+        return self._load().keys()
+
     def _load(self) -> dict[str, list[str]]:
         if self._partners is None:
             by_id = self.tl.by_id

@@ -26,6 +26,7 @@ from typing import Any
 from memvault import derived_db
 from memvault.entries.model import Event, Problem
 from memvault.errors import InputError
+from memvault.forgotten import Stored
 from memvault.fsio import locked
 from memvault.layout import is_file, problem_at
 from memvault.parsed import ParsedVault, parser_fingerprint
@@ -381,11 +382,11 @@ class Index:
         when = at or datetime.now(UTC)
         keep = make_filter([*types, *q.types], [*tags, *q.tags], since, until)
         n = max(self.weights.candidates, limit * 5)
-        with _one_snapshot(conn):
+        with _one_snapshot(conn), contextlib.ExitStack() as stack:
             plan = self._plan(conn, q)
-            forgotten = self.vault.forgotten
+            forgotten = stack.enter_context(contextlib.closing(Stored(self.vault.root)))  # reads candidates' rows only
             ranker = Ranker(conn, self.weights, self.vault.root, self.vault.config,
-                            index_forgotten(conn, forgotten.records, self.vault.config) if forgotten else None)
+                            index_forgotten(conn, forgotten, self.vault.config) if forgotten else None)
             while True:
                 found = engine.search(q, n, plan)
                 hits = ranker.rank(found, q, when, keep, include_all, limit)

@@ -11,6 +11,7 @@ references, and "said again" is `same_fact` at `[curate] similarity`, the test r
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from memvault.config.core import Config
@@ -21,7 +22,7 @@ from memvault.forgotten import Forgetting, Forgotten
 from memvault.search.index import store
 
 
-def index_forgotten(conn: sqlite3.Connection, records: dict[str, Forgetting], config: Config) -> Forgotten:
+def index_forgotten(conn: sqlite3.Connection, records: Mapping[str, Forgetting], config: Config) -> Forgotten:
     threshold = float(config.section("curate", CURATE_DEFAULTS)["similarity"])
     recent: dict[datetime, list[tuple[Event, Sig]]] = {}
 

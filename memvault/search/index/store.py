@@ -53,6 +53,7 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS events_id ON events(id);
 CREATE INDEX IF NOT EXISTS events_file ON events(file);
 CREATE INDEX IF NOT EXISTS events_day ON events(day);
+CREATE INDEX IF NOT EXISTS events_ts ON events(ts);  -- the entries since a forgetting (search/index/forgetting.py)
 CREATE TABLE IF NOT EXISTS refs (
     src_rowid INTEGER NOT NULL, src TEXT NOT NULL, kind TEXT NOT NULL, ref TEXT NOT NULL,
     target TEXT, problem TEXT
