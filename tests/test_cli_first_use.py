@@ -234,6 +234,7 @@ def _gone_pid() -> int:
     return int(done.stdout)
 
 
+@pytest.mark.slow  # log waits its lock timeout (10 s) before it refuses
 def test_a_lock_error_names_only_a_pid_that_holds_the_lock(runner, sample_vault):
     lock = Vault.open(sample_vault).lock_path
     lock.parent.mkdir(parents=True, exist_ok=True)

@@ -29,7 +29,7 @@ def test_hits_do_not_vanish_while_their_file_is_reindexed(vault_dir):
     thread.start()
     try:
         with open_index(vault) as reader:
-            for _ in range(300):
+            for _ in range(120):  # each search races the writer re-numbering the same file
                 if not reader.search("Laborbuch pipettiert", limit=5, record_access=False):
                     empty.append(1)
     finally:
