@@ -61,6 +61,9 @@ def copy_vault(source: Path, target: Path) -> Path:
     if target.exists():
         shutil.rmtree(target)
     shutil.copytree(source, target, symlinks=True)
+    # One trusted client making ~1,000 calls a minute: the per-client rate limit (600) would refuse it.
+    with (target / "memvault.toml").open("a", encoding="utf-8") as fh:
+        fh.write("\n[serve]\nrate_per_minute = 0\n")
     return target
 
 
