@@ -10,6 +10,8 @@ Every figure is end to end, from this process, with the official MCP SDK's clien
     gives it less retention, answered from the index: `Vault.fetch`); p50/p95 over the recalls.
   - remember -> recallable: `remember` of an entry with a fresh word, then `search` for that word
     until the entry is the first hit (it is on the first try: the server indexes what it writes).
+  - memorywire over HTTP, same `memvault serve`: POST /v0/recall (k=10) of the same queries, and
+    POST /v0/remember, then /v0/recall of its fresh word until it is the first result.
   - floor, same run, same copy: `search_vault` (refresh off, as the server with its watcher;
     retention off, as the server asks), `Vault.fetch` (the same) and `log_entry` +
     `Index.update([file])` + `search_vault`, in this process.
@@ -23,6 +25,7 @@ The server is `memvault serve --json` / `memvault mcp`, a child process, as peop
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import random
@@ -33,6 +36,7 @@ import statistics
 import subprocess
 import sys
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +71,9 @@ def copy_vault(source: Path, target: Path) -> Path:
     return target
 
 
+META = re.compile(r"^[A-Z][A-Za-z-]*:")
+
+
 def queries(root: Path, n: int, seed: int = 7) -> list[str]:
     """Two or three words that occur together in an entry of the vault (as an agent's recall would)."""
     rng = random.Random(seed)
@@ -74,7 +81,10 @@ def queries(root: Path, n: int, seed: int = 7) -> list[str]:
     out = []
     while len(out) < n:
         text = rng.choice(files).read_text(encoding="utf-8")
-        words = [w for w in re.findall(r"[a-z]{5,}", text) if w not in ("observation", "belief", "decision")]
+        # words of the entries' text, whole and lowercased: not headings, not `Key: value` lines
+        # (an earlier `[a-z]{5,}` took "elief" out of "Belief", a word no one asks for)
+        body = [line for line in text.splitlines() if line and not line.startswith("#") and not META.match(line)]
+        words = [w.lower() for w in re.findall(r"[A-Za-z]{5,}", rng.choice(body))] if body else []
         if len(words) >= 3:
             out.append(" ".join(rng.sample(words, rng.choice((2, 3)))))
     return out
@@ -153,6 +163,39 @@ async def over_mcp(client: Client, qs: list[str], calls: int, tag: str) -> dict[
     return {"recall": recall, "get": get, "remember": remember}
 
 
+def over_wire(api: str, qs: list[str], calls: int) -> dict[str, list[float]]:
+    """The memorywire JSON API of the same server: POST /v0/recall and /v0/remember, over one
+    kept-alive connection (as an agent's HTTP client holds one)."""
+    url = urllib.parse.urlsplit(api)
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+
+    def post(op: str, body: dict[str, Any]) -> dict[str, Any]:
+        conn.request("POST", f"{url.path}/{op}", json.dumps({"agent_id": "bench"} | body),
+                     {"Content-Type": "application/json"})
+        answer = conn.getresponse()
+        data = json.loads(answer.read())
+        assert answer.status == 200, data
+        return data
+
+    recall, remember = [], []
+    post("recall", {"query": qs[0]})  # warm
+    for q in qs:
+        start = time.perf_counter()
+        post("recall", {"query": q, "k": 10})
+        recall.append(time.perf_counter() - start)
+    for i in range(calls):
+        word = f"wireword{os.getpid()}x{i}"
+        start = time.perf_counter()
+        done = post("remember", {"type": "episodic", "content": f"Benchmark entry {word} over memorywire"})
+        while True:
+            found = post("recall", {"query": word, "k": 1})["results"]
+            if found and found[0]["id"] == done["id"]:
+                break
+        remember.append(time.perf_counter() - start)
+    conn.close()
+    return {"recall": recall, "remember": remember}
+
+
 class HttpServer:
     def __init__(self, root: Path):
         self.proc = subprocess.Popen([sys.executable, "-m", "memvault", "--vault", str(root), "serve", "--port", "0",
@@ -194,6 +237,8 @@ def main() -> None:
 
     try:
         results["MCP, streamable HTTP"] = anyio.run(http)
+        reset_today(root)  # the server's watcher re-indexes today's log (now gone) by itself
+        results["memorywire, HTTP /v0"] = over_wire(server.ready["api"], qs, args.calls)
         rss_after = rss(server.proc.pid)
     finally:
         server.stop()
@@ -214,7 +259,8 @@ def main() -> None:
     for name, figures in results.items():
         print(row(f"recall (search), {name}", figures["recall"]))
     for name, figures in results.items():
-        print(row(f"get by id, {name}", figures["get"]))
+        if "get" in figures:
+            print(row(f"get by id, {name}", figures["get"]))
     for name, figures in results.items():
         print(row(f"remember -> recallable, {name}", figures["remember"]))
     print(f"\nserve: ready in {start_s:.2f} s; RSS {rss_start[0]:.0f} MB after start, {rss_after[0]:.0f} MB after "

@@ -51,6 +51,30 @@ def test_plan_requires_the_rarest_common_words_together():
     assert plan("common usual", docs) == Plan(("usual", "common"), every=True)
 
 
+def test_words_no_entry_holds_select_nothing():
+    docs = {"common": 900, "usual": 300, "rare": 40}
+    # a typo or a word the vault lacks: the plan is the one without it, not "select by the
+    # missing word" (which finds no row and then scores every match of the common words)
+    assert plan("common usual typoo", docs) == plan("common usual", docs) == Plan(("usual", "common"), every=True)
+    assert plan("common rare typoo", docs) == Plan(("rare",))
+    assert plan("common typoo", docs) == EXHAUSTIVE  # one word left: every match of it is scored
+    assert plan("typoo other", docs) == EXHAUSTIVE
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_missing_word_ranks_as_the_query_without_it(vault_dir, backend):
+    vault = cutoff_vault(vault_dir)
+    with open_index(vault, backend) as index:
+        index.update()
+        for text in ("apple zebra", "apple tart"):
+            with_typo = index.search(f"{text} zzqx", limit=5, at=NOW, record_access=False)
+            without = index.search(text, limit=5, at=NOW, record_access=False)
+            assert with_typo and [h.id for h in with_typo] == [h.id for h in without]
+            if backend == "sqlite":  # the in-memory ranking is the default engine's BM25
+                mem = rank_events(vault.events, f"{text} zzqx", vault.timeline, NOW, limit=5)
+                assert [h.id for h in mem] == [h.id for h in with_typo]
+
+
 def test_plan_admits():
     assert Plan(("a", "b")).admits({"b"}.__contains__, False)
     assert not Plan(("a", "b"), every=True).admits({"b"}.__contains__, False)

@@ -42,12 +42,15 @@ def new_id() -> str:
 class MemoryStore:
     """The memorywire `MemoryStore` over one vault (synchronous: a server runs it in a thread)."""
 
-    def __init__(self, vault: ParsedVault, *, approval_url: str | None = None):
+    def __init__(self, vault: ParsedVault, *, approval_url: str | None = None, refresh: bool = True):
         """`approval_url`: where a staged operation is reviewed (its id is appended); default
-        `[memorywire] approval_url` (a server passes its own address)."""
+        `[memorywire] approval_url` (a server passes its own address). `refresh`: whether a
+        recall first brings the index up to date with the files (a stat of each); a server
+        whose watcher keeps it current says False."""
         self.root = vault.root
         self.config = vault.config
         self.queue = Queue(self.root, self.config, approval_url)
+        self.refresh = refresh
 
     def _fresh(self) -> Vault:
         return Vault(self.root, self.config)
@@ -152,7 +155,7 @@ class MemoryStore:
         n = max(4 * k, 20) if flt or types else k  # without filters every hit is kept
         while True:  # filters the index does not know take some hits: ask for more
             hits = search_vault(vault, request["query"], limit=n, since=since, record_access=False,
-                                retention=False)  # not in the response; it would cost ~1-2 s after each write
+                                refresh=self.refresh, retention=False)  # not in the response; it would cost ~1-2 s after each write
             kept = [h for h in hits if h.event is not None and mw.matches(h.event, flt)
                     and (not types or mw.memory_type(h.event) in types)]
             if len(kept) >= k or len(hits) < n:

@@ -45,12 +45,14 @@ def plan_query(query: Query, docs: Mapping[str, int], n_docs: int, limit: int) -
     even the rarest word is that common, entries must hold the rarest few together (the fewest
     whose expected overlap, taking words as independent, fits in `limit`). Queries with quoted
     phrases (already selective) and one-word queries are exhaustive; `limit` 0 turns this off.
+    A word no entry holds selects nothing, so it is left out of the plan: selecting by it alone
+    would find no row and fall back to scoring every match of the common words.
     """
-    terms = query.terms
-    if query.phrases or len(terms) < 2 or limit <= 0:
+    if query.phrases or len(query.terms) < 2 or limit <= 0:
         return EXHAUSTIVE
-    df = {t: docs.get(t, 0) for t in terms}
-    if sum(df.values()) <= limit:
+    df = {t: n for t in query.terms if (n := docs.get(t, 0)) > 0}
+    terms = tuple(df)
+    if len(terms) < 2 or sum(df.values()) <= limit:
         return EXHAUSTIVE
     order = sorted(terms, key=lambda t: (df[t], t))
     select: list[str] = []

@@ -38,7 +38,9 @@ class Wire:
         with self._lock:
             if base_url not in self._stores:
                 url = None if base_url is None else base_url.rstrip("/") + REVIEW_PATH
-                self._stores[base_url] = MemoryStore(Vault.open(self.service.root), approval_url=url)
+                # the server's watcher keeps the index current: a recall need not stat every file
+                self._stores[base_url] = MemoryStore(Vault.open(self.service.root), approval_url=url,
+                                                     refresh=self.service.refresh)
             return self._stores[base_url]
 
     def call(self, op: str, request: Any, base_url: str | None = None) -> dict[str, Any]:

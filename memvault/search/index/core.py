@@ -207,11 +207,11 @@ class Index:
         touched_stat: dict[str, FileState] = {}
         held: dict[str, tuple[FileState, int, str]] = {}
         for n, rel in enumerate(todo, 1):
-            got = files.read_parsed(self.vault, rel)
+            got = files.read_changed(self.vault, rel, indexed[rel][2] if rel in indexed else None)
             if isinstance(got, Problem):
                 report.problems.append(got)  # keep what was indexed for it
-            elif rel in indexed and got[0].sha256 == indexed[rel][2]:
-                touched_stat[rel] = got[0]
+            elif isinstance(got, files.Unchanged):  # the version the index holds: only its stat changed
+                touched_stat[rel] = got.state
             elif rel in indexed and (kept := self._kept(conn, rel, got)) is not None:
                 held[rel] = (got[0], len(got[1]), held_reason(got[2], kept))
                 report.held[rel] = held[rel][2]

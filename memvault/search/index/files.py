@@ -9,6 +9,7 @@ import contextlib
 import hashlib
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from memvault.entries.model import Event, Problem
@@ -49,8 +50,24 @@ def scan(root: Path, skipped: list[Problem] | None = None, selection: Selection 
             if st}
 
 
+@dataclass(frozen=True)
+class Unchanged:
+    """A file read again whose bytes are the version the index holds (not parsed again)."""
+
+    state: FileState
+
+
 def read_parsed(vault: ParsedVault, rel: str) -> tuple[FileState, list[Event], list[Problem]] | Problem:
     """Read, hash and parse one file; a read failure is a Problem (the caller keeps old data)."""
+    got = read_changed(vault, rel, None)
+    assert not isinstance(got, Unchanged)
+    return got
+
+
+def read_changed(vault: ParsedVault, rel: str,
+                 seen: str | None) -> tuple[FileState, list[Event], list[Problem]] | Unchanged | Problem:
+    """`read_parsed`, except that a file whose hash is `seen` (the version the index holds) is
+    not parsed: the server indexes what it writes, then its watcher reports the same file."""
     try:
         with open_file(vault.root, rel) as fh:
             st = os.fstat(fh.fileno())
@@ -59,9 +76,11 @@ def read_parsed(vault: ParsedVault, rel: str) -> tuple[FileState, list[Event], l
         return exc.problem
     except OSError as exc:
         return Problem(rel, 1, f"cannot read file: {exc.strerror or exc}", code="MV100")
+    state = FileState(st.st_size, st.st_mtime_ns, hashlib.sha256(raw).hexdigest())
+    if state.sha256 == seen:
+        return Unchanged(state)
     day = vault.dates.of(rel, st.st_mtime)  # None, without git, for files named by their day
     _, parsed = parse_bytes(raw, rel, vault.config, day)
-    state = FileState(st.st_size, st.st_mtime_ns, hashlib.sha256(raw).hexdigest())
     return state, parsed.events, parsed.problems
 
 
