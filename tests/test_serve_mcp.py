@@ -51,6 +51,26 @@ async def call(client: Client, tool: str, **args: Any) -> dict[str, Any]:
     return result.structured_content
 
 
+async def wrong_arguments(client: Client) -> None:
+    """Argument errors name the argument and what it takes, as a model can correct them (not
+    pydantic's report); library errors start with their kind."""
+    said = {}
+    for tool, args in [("search", {}), ("search", {"query": 5}), ("search", {"query": "x", "limit": "ten"}),
+                       ("search", {"query": "x", "limit": 0}), ("remember", {"text": "x", "importance": [1]}),
+                       ("get", {"ref": "2001-01-01T00:00"})]:
+        result = await client.call_tool(tool, args)
+        assert result.is_error
+        said[tool, json.dumps(args)] = result.content[0].text
+    assert list(said.values())[:5] == [
+        "usage: search: argument 'query' is required",
+        "usage: search: argument 'query' must be a string (got 5)",
+        "usage: search: argument 'limit' must be an integer (got 'ten')",
+        "usage: search: argument 'limit' must be greater than or equal to 1 (got 0)",
+        "usage: remember: argument 'importance' must be a string (got list)",
+    ]
+    assert list(said.values())[5].startswith("not_found: ")
+
+
 async def every_tool(client: Client, root: Path) -> None:
     """Call each tool once and check the answers against the files, through the library."""
     assert {t.name for t in (await client.list_tools()).tools} == TOOLS
@@ -84,7 +104,8 @@ async def every_tool(client: Client, root: Path) -> None:
     refused = await client.call_tool("get", {"file": "../vault/memvault.toml"})
     assert refused.is_error and "refused" in refused.content[0].text
     secret = await client.call_tool("remember", {"text": "AWS key AKIA" + "ZQ3DRFT7KXWPL2MB for prod"})
-    assert secret.is_error and "secret" in secret.content[0].text
+    assert secret.is_error and secret.content[0].text.startswith("secret: ")
+    await wrong_arguments(client)
     resources = {str(r.uri) for r in (await client.list_resources()).resources}
     assert resources == {"memvault://MEMORY.md", "memvault://today"}
     memory = await client.read_resource("memvault://MEMORY.md")
@@ -112,6 +133,20 @@ def test_mcp_over_streamable_http_with_the_sdk_client(root):
                 await every_tool(client, root)
 
         anyio.run(main)
+
+
+def test_the_python_client_example_in_agents_md_runs(root, capsys):
+    """docs/agents.md's Python example, as written but for the port, against a real server."""
+    text = (REPO / "docs/agents.md").read_text(encoding="utf-8")
+    example = text.split("```python\n", 1)[1].split("```", 1)[0]
+    with ThreadedServer(Service(root)) as server:
+        exec(compile(example.replace("http://127.0.0.1:8765", server.url), "agents.md", "exec"), {})
+    cite, said = capsys.readouterr().out.strip().split(" ", 1)
+    assert said == "Mira prefers async updates by mail"
+    rel, lines = cite.split("#L")
+    first, last = (int(n) for n in lines.split("-L"))
+    cited = (root / rel).read_text(encoding="utf-8").split("\n")[first - 1:last]
+    assert "Mira prefers async updates by mail" in cited
 
 
 # -- the HTTP guards ------------------------------------------------------------------------

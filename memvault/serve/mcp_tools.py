@@ -13,9 +13,9 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from memvault.errors import MemvaultError
 from memvault.serve.service import Service
@@ -49,7 +49,7 @@ Ref = Annotated[str, Field(description="An entry id (e.g. 2026-02-21T09:15), its
 def build_mcp(service: Service, wire: Wire | None = None) -> MCPServer:
     """An MCP server whose tools call `service` (which the caller starts and stops) and, for
     `forget`, memorywire through `wire` (the HTTP server's own, so both share one store)."""
-    server: MCPServer = MCPServer("memvault", instructions=INSTRUCTIONS, version=_version(), log_level="WARNING")
+    server: MCPServer = _Server("memvault", instructions=INSTRUCTIONS, version=_version(), log_level="WARNING")
     for fn, hints in _tools(service, wire or Wire(service)):
         server.add_tool(_library_errors(fn), name=fn.__name__, description=(fn.__doc__ or "").strip(),
                         annotations=hints)
@@ -161,6 +161,46 @@ def _resources(server: MCPServer, service: Service) -> None:
                      description="Today's daily log (memory/YYYY-MM-DD.md): what was noted today.")
     def today() -> str:
         return service.today_log()
+
+
+class _Server(MCPServer):
+    """The SDK's server, with argument errors said as a model can act on them: `usage: search:
+    argument 'query' is required` rather than pydantic's report (its type names, input dicts
+    and a link to its docs)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise  # a crash: the SDK says only "Error executing tool NAME", and logs it
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(f"usage: {name}: {argument_errors(exc.__cause__)}") from None
+            # ours (`_library_errors`) already start with their kind: `not_found: ...`
+            raise ToolError(str(exc).removeprefix(f"Error executing tool {name}: ")) from None
+
+
+KINDS = {"string": "must be a string", "int": "must be an integer", "float": "must be a number",
+         "bool": "must be true or false", "list": "must be a list", "dict": "must be an object"}
+
+
+def argument_errors(exc: ValidationError) -> str:
+    """One clause per wrong argument, naming it and what it takes ('limit' must be an integer)."""
+    said = []
+    for err in exc.errors():
+        where = ".".join(str(part) for part in err["loc"]) or "arguments"
+        if err["type"] == "missing":
+            said.append(f"argument '{where}' is required")
+        elif err["type"] == "extra_forbidden":
+            said.append(f"there is no argument '{where}'")
+        else:
+            got = err.get("input")
+            shown = repr(got) if isinstance(got, (int, float, bool)) or (isinstance(got, str) and len(got) < 40) \
+                else type(got).__name__
+            kind = err["type"].split("_")[0]
+            msg = KINDS.get(kind) or err["msg"].replace("Input should be", "must be")
+            said.append(f"argument '{where}' {msg} (got {shown})")
+    return "; ".join(dict.fromkeys(said))
 
 
 def _library_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
