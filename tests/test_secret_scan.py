@@ -127,6 +127,20 @@ def test_passwords_stated_in_prose():
         assert not find_secrets(text), text
 
 
+def test_passphrases_of_letters_only_stated_as_the_password():
+    """A long run of letters stated as the password, ending its sentence (no digit or symbol
+    for the prose rule to see); words said about a password are not passphrases."""
+    from memvault.check.secrets.scan import find_secrets
+
+    for text in ("my password is correcthorsebatterystaple", "the wifi password is sunflowerfields.",
+                 "Mein Passwort ist sonnenblumenfeld", 'Das WLAN-Passwort lautet "sonnenblumenfeld"'):
+        assert [f.code for f in find_secrets(text)] == ["MV507"], text
+    for text in ("the password is incomprehensible", "the password is unchangeable.", "password is confidential",
+                 "the password is automatically rotated", "the new password is stored in bitwarden",
+                 "das Passwort ist unveränderlich.", "the password is expired", "my password is short"):
+        assert not find_secrets(text), text
+
+
 def test_the_finding_message_reads_as_english():
     from memvault.check.secrets.scan import find_secrets
 

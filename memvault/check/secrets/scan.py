@@ -43,7 +43,7 @@ from memvault.check.secrets.shapes import (
     ref_or_url,
 )
 from memvault.check.secrets.values import demo, entropy, looks_random
-from memvault.check.secrets.words import ASSIGN_HINTS, PROSE_HINTS, cred_assignments, prose_hits
+from memvault.check.secrets.words import ASSIGN_HINTS, PROSE_HINTS, cred_assignments, passphrase_hits, prose_hits
 from memvault.errors import SecretRefused
 
 __all__ = ["ALLOW_MARK", "SecretFinding", "entropy", "find_secrets", "looks_random",
@@ -167,6 +167,7 @@ def _hits(text: str) -> list[Hit]:
     hits.extend(cred_assignments(text, low, lines(ASSIGN_HINTS)))
     for start, line in lines(PROSE_HINTS):
         hits.extend(prose_hits(start, line))
+        hits.extend(passphrase_hits(start, line))
     for start, line in lines(CLI_HINTS):
         hits.extend(cli_hits(start, line))
     for start, line in lines(SEED_HINTS):

@@ -412,3 +412,27 @@ def prose_hits(start: int, line: str) -> Iterator[tuple[int, int, str, str]]:
             if span is not None:
                 kind = kind if group == "pin" else f"secret given before '{m[0]}'"
                 yield start + begin + span[0], start + begin + span[1], kind, code
+
+
+# -- a passphrase of letters only ----------------------------------------------------------
+
+# "my password is correcthorsebatterystaple", "das WLAN-Passwort lautet sonnenblumenfeld": the
+# prose rule wants a digit or a symbol, so a long run of letters stated as the password, ending
+# its sentence, is judged here. Words people say *about* a password end the way adjectives
+# and adverbs do ("unchangeable", "incomprehensible", "automatically"): those are kept.
+PASSPHRASE_RE = re.compile(
+    r"(?<![\w.<$@/=?&+{\[])(?:pass(?:word|phrase|wort)|kennwort)s?"
+    r"[ \t]{1,4}(?:is|was|ist|lautet|war|:)[ \t]{1,4}[\"'`]?(?P<value>[a-z\u00e4\u00f6\u00fc\u00df]{12,64})[\"'`]?"
+    r"[ \t]*(?:[.!;]|$)",
+    re.I,
+)
+ABOUT_ENDS = ("able", "ible", "ed", "ly", "tial", "ive", "ous", "ing", "ment", "tion", "ness", "ful", "less",
+              "ich", "lich", "bar", "ig", "isch", "los", "end")
+
+
+def passphrase_hits(start: int, line: str) -> Iterator[tuple[int, int, str, str]]:
+    """(start, end, kind, code) of a letters-only passphrase stated as the password in `line`."""
+    for m in PASSPHRASE_RE.finditer(line):
+        value = m["value"]
+        if value.islower() and not value.endswith(ABOUT_ENDS):
+            yield start + m.start("value"), start + m.end("value"), "passphrase given after 'password'", "MV507"
