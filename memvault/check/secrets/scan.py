@@ -43,7 +43,13 @@ from memvault.check.secrets.shapes import (
     ref_or_url,
 )
 from memvault.check.secrets.values import demo, entropy, looks_random
-from memvault.check.secrets.words import ASSIGN_HINTS, PROSE_HINTS, cred_assignments, passphrase_hits, prose_hits
+from memvault.check.secrets.words import (
+    ASSIGN_HINTS,
+    PROSE_HINTS,
+    cred_assignments,
+    passphrase_hits,
+    prose_hits,
+)
 from memvault.errors import SecretRefused
 
 __all__ = ["ALLOW_MARK", "SecretFinding", "entropy", "find_secrets", "looks_random",
