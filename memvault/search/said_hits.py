@@ -2,10 +2,12 @@
 
 A hit's retention counts its reconfirmations (the index's edges) and the later entries that say
 the same (the stored pairs, said_store.py). Search reads no Markdown, so the entries holding each
-text are read from the index's own rows, once per index state: `said.sqlite` keeps them
-(`occ`) with the index's `last_update`/`next_rowid`, which every index update changes. A
-search of an unchanged index reads a few rows per hit; the first after an update reads the
-index's texts again (about 0.5 s on 100k entries; docs/performance.md).
+text are read from the index's own rows: `said.sqlite` keeps them (`occ`, by text key) with the index state they were
+read at (`last_update`/`next_rowid`, which every index update changes) and each file's hash.
+A search of an unchanged index reads a few rows per hit; the first after an update reads the
+rows of the files whose hash changed (a write: one file, ~50 ms on a 100k vault), or all of
+them when many changed or an id is held in two files (which copy counts is the whole index's
+question; 2-3 s on 100k; docs/performance.md).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from memvault.entries.timeline import NEVER, Timeline
 from memvault.search import access, said_join
 from memvault.search.hits import Hit
 from memvault.search.index import links, store
-from memvault.search.said_store import Occurrence, SaidStore, connect, text_key
+from memvault.search.said_store import NO_TEXT, Occurrences, SaidStore, connect, text_key
+from memvault.sqlutil import in_chunks
 
 log = logging.getLogger("memvault")
 
@@ -60,6 +63,29 @@ class Known:
         return self.later.get(event.id, [])
 
 
+Row = tuple[str, float | None, str, int, str]  # id, ts, file, line, content, as the index holds them
+INCREMENTAL_FILES = 50  # at most this many changed files (or a fifth of all) are recorded one by one
+
+
+def occurrences(rows: list[Row], shas: dict[str, str], *, first_only: bool) -> Occurrences:
+    """The occurrence rows of index rows: each keyed by its text when retention counts it (dated,
+    with text, and with `first_only` the first row of its id, as in a Timeline), else `NO_TEXT`.
+    Texts come in time order (the order `SaidStore.sync` digests)."""
+    ordered = sorted(rows, key=lambda r: (r[1] if r[1] is not None else NEVER.timestamp(), r[2], r[3]))
+    first: set[str] = set()
+    out: list[tuple[bytes, str, float | None, str, int]] = []
+    texts: dict[bytes, str] = {}
+    for eid, ts, file, line, content in ordered:
+        counted = ts is not None and content and not content.isspace() and eid not in first
+        if first_only:
+            first.add(eid)
+        key = text_key(content) if counted else NO_TEXT
+        if counted:
+            texts.setdefault(key, content)
+        out.append((key, eid, ts, file, line))
+    return Occurrences(out, shas, texts)
+
+
 class IndexSaid:
     """The later entries saying the same as given entries, from the index's rows and the pairs."""
 
@@ -86,15 +112,28 @@ class IndexSaid:
             said.close()
 
     def _sync(self, state: str) -> None:
-        rows = self.conn.execute(
-            "SELECT id, ts, file, line, coalesce(json_extract(data, '$.content'), '') FROM events").fetchall()
-        rows.sort(key=lambda r: (r[1] if r[1] is not None else NEVER.timestamp(), r[2], r[3]))
-        first: dict[str, Occurrence] = {}
-        for r in rows:  # the first entry of an id is the one that counts, as in a Timeline
-            first.setdefault(r[0], r)
-        corpus = [r for r in first.values() if r[1] is not None and r[4] and not r[4].isspace()]
-        corpus.sort(key=lambda r: (r[1], r[2], r[3]))
-        SaidStore(self.root, self.threshold).sync(list(dict.fromkeys(r[4] for r in corpus)), corpus, state)
+        """Record which entries hold which texts: only the files that changed since the last
+        record (a write changes one), or all of them when many changed or an id is held twice."""
+        said = SaidStore(self.root, self.threshold)
+        shas = dict(self.conn.execute("SELECT path, sha256 FROM files").fetchall())
+        seen = said.seen_files()
+        changed = sorted(p for p, sha in shas.items() if seen.get(p) != sha)
+        gone = [p for p in seen if p not in shas]
+        if seen and len(changed) + len(gone) <= max(INCREMENTAL_FILES, len(shas) // 5):
+            rows = self._rows(changed)
+            if said.update_files(occurrences(rows, {p: shas[p] for p in changed}, first_only=False), gone, state):
+                return
+        occ = occurrences(self._rows(None), shas, first_only=True)
+        said.sync(list(dict.fromkeys(occ.texts.values())), occ, state)
+
+    def _rows(self, files: list[str] | None) -> list[Row]:
+        sql = "SELECT id, ts, file, line, coalesce(json_extract(data, '$.content'), '') FROM events"
+        if files is None:
+            return self.conn.execute(sql).fetchall()
+        out: list[Row] = []
+        for chunk, marks in in_chunks(files):
+            out += self.conn.execute(f"{sql} WHERE file IN ({marks})", chunk).fetchall()
+        return out
 
     def _later_one(self, said: sqlite3.Connection, event: Event) -> list[str]:
         if event.timestamp is None or not event.content or event.content.isspace():
@@ -108,9 +147,7 @@ class IndexSaid:
             partners.append(hid)
         ts = event.timestamp.timestamp()
         found = []
-        for chunk_start in range(0, len(partners), 500):
-            chunk = partners[chunk_start:chunk_start + 500]
-            marks = ",".join("?" * len(chunk))
-            found += said.execute(f"SELECT ts, file, line, id FROM occ WHERE hid IN ({marks}) AND ts > ?",
-                                  (*chunk, ts)).fetchall()
+        for chunk, marks in in_chunks(partners):
+            found += said.execute(f"SELECT o.ts, o.file, o.line, o.id FROM texts t JOIN occ o ON o.key = t.key "
+                                  f"WHERE t.hid IN ({marks}) AND o.ts > ?", (*chunk, ts)).fetchall()
         return [eid for _, _, _, eid in sorted(found) if eid != event.id]

@@ -37,7 +37,7 @@ from memvault.search import said_join
 from memvault.sqlutil import in_chunks
 
 FILE = "said.sqlite"
-FORMAT = 4
+FORMAT = 5
 SOURCES = ("memvault.entries.similarity", "memvault.entries.facts", "memvault.entries.words",
            "memvault.search.said_join")
 # More new texts than this share of the stored ones: one join of all is cheaper than probing each.
@@ -48,6 +48,7 @@ log = logging.getLogger("memvault")
 
 Pairs = set[tuple[str, str]]
 Occurrence = tuple[str, float, str, int, str]  # id, timestamp (epoch), file, line, text
+NO_TEXT = b""  # the key of an index row that says nothing retention counts (undated, empty, a later copy of an id)
 
 
 def text_key(text: str) -> bytes:
@@ -60,7 +61,11 @@ def fingerprint(threshold: float) -> str:
 
 def _setup(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA journal_mode=WAL")
-    if conn.execute("PRAGMA user_version").fetchone()[0] != FORMAT:  # another layout: start anew
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version == 4:  # the pairs hold; only the occurrences changed shape (by text key, per file)
+        conn.executescript(f"DROP TABLE IF EXISTS occ; DELETE FROM meta WHERE key = 'index_state'; "
+                           f"PRAGMA user_version = {FORMAT};")
+    elif version != FORMAT:  # another layout: start anew
         conn.executescript("DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS texts; DROP TABLE IF EXISTS tokens;"
                            "DROP TABLE IF EXISTS post; DROP TABLE IF EXISTS pairs; DROP TABLE IF EXISTS occ;"
                            f"PRAGMA user_version = {FORMAT};")
@@ -71,9 +76,12 @@ def _setup(conn: sqlite3.Connection) -> None:
         CREATE TABLE IF NOT EXISTS pairs (a INTEGER NOT NULL, b INTEGER NOT NULL,
                                           PRIMARY KEY (a, b)) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS pairs_b ON pairs (b);
-        CREATE TABLE IF NOT EXISTS occ (hid INTEGER NOT NULL, id TEXT NOT NULL, ts REAL NOT NULL,
+        CREATE TABLE IF NOT EXISTS occ (key BLOB NOT NULL, id TEXT NOT NULL, ts REAL,
                                         file TEXT NOT NULL, line INTEGER NOT NULL);
-        CREATE INDEX IF NOT EXISTS occ_hid ON occ (hid);
+        CREATE INDEX IF NOT EXISTS occ_key ON occ (key);
+        CREATE INDEX IF NOT EXISTS occ_file ON occ (file);
+        CREATE INDEX IF NOT EXISTS occ_id ON occ (id);
+        CREATE TABLE IF NOT EXISTS occ_files (file TEXT PRIMARY KEY, sha TEXT NOT NULL) WITHOUT ROWID;
     """)
 
 
@@ -98,7 +106,7 @@ class SaidStore:
         self.rejoin_min = rejoin_min
         self.report = SyncReport()
 
-    def sync(self, texts: Collection[str], occurrences: list[Occurrence] | None = None,
+    def sync(self, texts: Collection[str], occurrences: Occurrences | None = None,
              index_state: str = "") -> Pairs:
         """Make the stored texts exactly `texts` and return their pairs (a, b): text a says the
         same as text b (`same_fact(a, b)`). Unchanged texts (in the same order) cost one digest
@@ -111,7 +119,7 @@ class SaidStore:
             derived_db.discard(self.path, str(exc), "the said-again pairs")
             return self._sync(texts, occurrences, index_state)
 
-    def _sync(self, texts: Collection[str], occurrences: list[Occurrence] | None, index_state: str) -> Pairs:
+    def _sync(self, texts: Collection[str], occurrences: Occurrences | None, index_state: str) -> Pairs:
         digest = set_digest(texts)
         conn = derived_db.connect(self.path, _setup, what="the said-again pairs", timeout=TIMEOUT)
         try:
@@ -128,13 +136,61 @@ class SaidStore:
                 conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                                  (("fingerprint", fingerprint(self.threshold)), ("digest", digest)))
                 # Which entries hold the texts is recorded for search (said_hits.py) with the
-                # index state it was read from; other texts now: search reads them again.
-                conn.execute("DELETE FROM meta WHERE key = 'index_state'")
+                # index state it was read from, by text key: it stays true whatever texts change.
                 if occurrences is not None:
                     _record_occurrences(conn, occurrences, index_state)
                 return _pairs(conn)
         finally:
             conn.close()
+
+    def seen_files(self) -> dict[str, str]:
+        """The index files (and their hashes) the recorded occurrences were read from."""
+        conn = derived_db.connect(self.path, _setup, what="the said-again pairs", timeout=TIMEOUT)
+        try:
+            if self._meta(conn)[0] != fingerprint(self.threshold):
+                return {}
+            return dict(conn.execute("SELECT file, sha FROM occ_files").fetchall())
+        finally:
+            conn.close()
+
+    def update_files(self, occurrences: Occurrences, gone: Collection[str], index_state: str) -> bool:
+        """Replace the occurrences of the files in `occurrences` (changed) and `gone` (no longer
+        indexed), bring the texts along (new ones probed, unheld ones dropped). False, having
+        changed nothing, when an id of these files is held elsewhere too (which copy counts is
+        the whole vault's question: the caller records everything again)."""
+        conn = derived_db.connect(self.path, _setup, what="the said-again pairs", timeout=TIMEOUT)
+        try:
+            with conn:
+                conn.execute("BEGIN IMMEDIATE")
+                files = [*occurrences.shas, *gone]
+                old = _occ_of_files(conn, files)
+                ids = {r[1] for r in occurrences.rows}
+                if len(ids) < len(occurrences.rows) or _held_elsewhere(conn, ids | {r[1] for r in old}, files):
+                    return False
+                for chunk, marks in in_chunks(files):
+                    conn.execute(f"DELETE FROM occ WHERE file IN ({marks})", chunk)
+                    conn.execute(f"DELETE FROM occ_files WHERE file IN ({marks})", chunk)
+                conn.executemany("INSERT INTO occ VALUES (?, ?, ?, ?, ?)", occurrences.rows)
+                conn.executemany("INSERT INTO occ_files VALUES (?, ?)", occurrences.shas.items())
+                self._follow_texts(conn, occurrences, {r[0] for r in old} - {NO_TEXT})
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('index_state', ?)", (index_state,))
+                return True
+        finally:
+            conn.close()
+
+    def _follow_texts(self, conn: sqlite3.Connection, occurrences: Occurrences, old_keys: set[bytes]) -> None:
+        """Texts now held that were not stored are probed; stored ones no row holds are dropped.
+        The text set then differs from the one `sync` last digested: its next call compares keys."""
+        texts = occurrences.texts
+        stored = _hids_of(conn, set(texts) | old_keys)
+        new = [k for k in texts if k not in stored]
+        unheld = [hid for key, hid in stored.items() if key in old_keys and key not in texts
+                  and conn.execute("SELECT 1 FROM occ WHERE key = ? LIMIT 1", (key,)).fetchone() is None]
+        if new or unheld:
+            conn.execute("DELETE FROM meta WHERE key = 'digest'")
+        _drop(conn, unheld)
+        if new:
+            _probe(conn, _StoredTexts(conn, texts), new, _StoredKeys(conn), self.threshold)
 
     @staticmethod
     def _meta(conn: sqlite3.Connection) -> tuple[str | None, str | None]:
@@ -157,12 +213,72 @@ class SaidStore:
             _probe(conn, texts, new, hids, self.threshold)
 
 
-def _record_occurrences(conn: sqlite3.Connection, occurrences: list[Occurrence], index_state: str) -> None:
-    hids = dict(conn.execute("SELECT key, hid FROM texts").fetchall())
+def _record_occurrences(conn: sqlite3.Connection, occurrences: Occurrences, index_state: str) -> None:
     conn.execute("DELETE FROM occ")
-    conn.executemany("INSERT INTO occ VALUES (?, ?, ?, ?, ?)",
-                     ((hids[text_key(text)], eid, ts, file, line) for eid, ts, file, line, text in occurrences))
+    conn.execute("DELETE FROM occ_files")
+    conn.executemany("INSERT INTO occ VALUES (?, ?, ?, ?, ?)", occurrences.rows)
+    conn.executemany("INSERT INTO occ_files VALUES (?, ?)", occurrences.shas.items())
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('index_state', ?)", (index_state,))
+
+
+@dataclass
+class Occurrences:
+    """Which entries hold which texts, as search reads them from the index (said_hits.py): one
+    row per index row, (key, id, ts, file, line), `key` the text's (`NO_TEXT` for a row
+    retention does not count), and the files' hashes they were read from."""
+
+    rows: list[tuple[bytes, str, float | None, str, int]]
+    shas: dict[str, str]
+    texts: dict[bytes, str]  # the counted rows' texts by key
+
+
+def _occ_of_files(conn: sqlite3.Connection, files: list[str]) -> list[tuple[bytes, str]]:
+    out: list[tuple[bytes, str]] = []
+    for chunk, marks in in_chunks(files):
+        out += conn.execute(f"SELECT key, id FROM occ WHERE file IN ({marks})", chunk).fetchall()
+    return out
+
+
+def _held_elsewhere(conn: sqlite3.Connection, ids: set[str], files: list[str]) -> bool:
+    inside = set(files)
+    for chunk, marks in in_chunks(sorted(ids)):
+        for (file,) in conn.execute(f"SELECT file FROM occ WHERE id IN ({marks})", chunk):
+            if file not in inside:
+                return True
+    return False
+
+
+def _hids_of(conn: sqlite3.Connection, keys: Collection[bytes]) -> dict[bytes, int]:
+    out: dict[bytes, int] = {}
+    for chunk, marks in in_chunks(list(keys)):
+        out.update(conn.execute(f"SELECT key, hid FROM texts WHERE key IN ({marks})", chunk).fetchall())
+    return out
+
+
+class _StoredTexts(dict[bytes, str]):
+    """The given texts by key, and any stored one read when `_probe` compares with it."""
+
+    def __init__(self, conn: sqlite3.Connection, given: dict[bytes, str]):
+        super().__init__(given)
+        self.conn = conn
+
+    def __missing__(self, key: bytes) -> str:
+        text = str(self.conn.execute("SELECT text FROM texts WHERE key = ?", (key,)).fetchone()[0])
+        self[key] = text
+        return text
+
+
+class _StoredKeys(dict[int, bytes]):
+    """Stored texts' keys by hid, read as `_probe` meets them."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        super().__init__()
+        self.conn = conn
+
+    def __missing__(self, hid: int) -> bytes:
+        key = bytes(self.conn.execute("SELECT key FROM texts WHERE hid = ?", (hid,)).fetchone()[0])
+        self[hid] = key
+        return key
 
 
 def set_digest(texts: Collection[str]) -> str:
