@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -22,11 +23,16 @@ from memvault.serve.mcp_tools import build_mcp
 from memvault.serve.service import Service
 from memvault.serve.settings import ServeSettings
 
+GRACE_SECONDS = 5.0
+
 
 @contextmanager
-def _sigterm_exits() -> Iterator[None]:
-    """SIGTERM ends the process as Ctrl-C does: through `finally`, so the watcher flushes."""
+def _sigterm_exits(service: Service) -> Iterator[None]:
+    """SIGTERM ends the process as Ctrl-C does: through `finally`, so the watcher flushes. If
+    the interrupt lands where the event loop swallows it (seen under heavy load: the process
+    kept serving), a timer stops the watcher and leaves after GRACE_SECONDS anyway."""
     def stop(*_: Any) -> None:
+        threading.Thread(target=_leave_after_grace, args=(service,), daemon=True).start()
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, stop)
@@ -36,12 +42,20 @@ def _sigterm_exits() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _leave_after_grace(service: Service) -> None:
+    time.sleep(GRACE_SECONDS)
+    service.stop()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
 def run_stdio(service: Service) -> int:
     """MCP over stdin/stdout until the client closes the pipe or a signal comes."""
     server = build_mcp(service)
     interrupted = False
     try:
-        with _sigterm_exits():  # before the watcher starts: a signal during its start-up stops it too
+        with _sigterm_exits(service):  # before the watcher starts: a signal during its start-up stops it too
             service.start()
             server.run("stdio")
     except KeyboardInterrupt:
@@ -74,7 +88,7 @@ def run_http(service: Service, settings: ServeSettings, announce: Callable[[str]
     `announce(url)` once listening."""
     server = _uvicorn(service, settings)
     try:  # uvicorn shuts down gracefully, then raises the signal again: it ends up here
-        with _sigterm_exits():
+        with _sigterm_exits(service):
             service.start()
             asyncio.run(_serve(server, announce))
     except KeyboardInterrupt:
