@@ -49,6 +49,11 @@ def make_filter(types: Iterable[str] = (), tags: Iterable[str] = (), since: date
     return keep
 
 
+def both(keep: Filter, also: Filter | None) -> Filter:
+    """`keep`, and `also` when there is one."""
+    return keep if also is None else (lambda ev: keep(ev) and also(ev))
+
+
 def rank_candidates(
     candidates: Iterable[tuple[Event, float]],
     query: Query,

@@ -1,0 +1,58 @@
+"""Entries ranked without a query: MEMORY.md's bullets, and the most important and recent entries.
+
+`memvault context` (docs/context.md) loads these into an agent's prompt. They are ranked by
+search's own score with every candidate counted as fully relevant (relevance 1), so what is
+left is importance, recency (from the last recall) and confidence; status is search's too
+(superseded, expired and forgotten entries are no hits). Only a bounded pool of rows is
+decoded: the newest entries and the most important ones, picked from the store's columns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import datetime
+
+from memvault.forgotten import Stored
+from memvault.layout import MEMORY_FILE
+from memvault.search.hits import Hit
+from memvault.search.index.core import Index
+from memvault.search.index.forgetting import index_forgotten
+from memvault.search.index.query import Ranker
+from memvault.search.rank import Filter
+from memvault.search.textproc import parse_query
+
+POOL = 200  # rows of each ordering (newest, most important) the ranking looks at
+
+
+def bullet_rows(index: Index) -> list[int]:
+    """The rows of MEMORY.md's bullets (its prose notes are not bullets)."""
+    index.ensure()
+    conn, _ = index.reader()
+    rows = conn.execute("SELECT rowid FROM events WHERE file = ? AND kind = 'curated' AND type != 'note' "
+                        "ORDER BY line", (MEMORY_FILE,)).fetchall()
+    return [r for (r,) in rows]
+
+
+def standing_rows(index: Index, pool: int = POOL) -> list[int]:
+    """The newest `pool` entries of the logs and the `pool` most important ones (by their
+    `Importance:`; unset ones are not among them), newest first within a tie."""
+    index.ensure()
+    conn, _ = index.reader()
+    newest = conn.execute("SELECT rowid FROM events WHERE kind = 'log' ORDER BY ts DESC LIMIT ?", (pool,)).fetchall()
+    weighty = conn.execute("SELECT rowid FROM events WHERE kind = 'log' AND importance IS NOT NULL "
+                           "ORDER BY importance DESC, ts DESC LIMIT ?", (pool,)).fetchall()
+    return list(dict.fromkeys(r for (r,) in newest + weighty))
+
+
+def rank_rows(index: Index, rowids: list[int], at: datetime, keep: Filter | None = None,
+              limit: int | None = None) -> list[Hit]:
+    """The live ones of `rowids` (that pass `keep`), ranked as search ranks with relevance 1."""
+    if not rowids:
+        return []
+    index.ensure()
+    conn, _ = index.reader()
+    with contextlib.closing(Stored(index.vault.root)) as forgotten:
+        ranker = Ranker(conn, index.weights, index.vault.root, index.vault.config,
+                        index_forgotten(conn, forgotten, index.vault.config) if forgotten else None)
+        return ranker.rank([(r, 1.0) for r in rowids], parse_query(""), at, keep or (lambda _ev: True),
+                           False, limit or len(rowids))
