@@ -19,7 +19,7 @@ from memvault.parsed import ParsedVault
 from memvault.search import access
 from memvault.search.hits import Hit
 from memvault.search.index import open_index
-from memvault.search.index.standing import bullet_rows, rank_rows, standing_rows
+from memvault.search.index.standing import rank_bullets, rank_rows, standing_rows
 from memvault.search.rank import Filter
 from memvault.search.textproc import nothing_to_search
 
@@ -81,7 +81,7 @@ def _candidates(vault: ParsedVault, query: str | None, keep: Filter | None, when
     with open_index(vault, backend) as index:
         if refresh:
             index.refresh()
-        bullets = rank_rows(index, bullet_rows(index), when, keep)
+        bullets = rank_bullets(index, when, keep)
         if query:
             hits = index.search(query, limit=HITS, at=when, record_access=False, retention=False, where=keep)
             hits = [h for h in hits if h.matched]  # one found only through its neighbours is not about the task

@@ -18,6 +18,7 @@ docs/context.md is the prose of these rules:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +37,8 @@ from memvault.entries.similarity import DEFAULT_SIMILARITY, Sig, same_fact, sign
 from memvault.search.hits import Hit
 
 TITLE = "# Memory"
+# What a `not` denies: the words after it, to the end of its clause ("light mode, not dark mode").
+NEGATED_RE = re.compile(r"(?<![^\W_])(?:not|never|nicht|kein|keine|keinen|nie|niemals)\s+([^.,;:!?()]+)", re.IGNORECASE)
 MAX_TEXT = 300  # characters of one item's line; the id leads to the whole entry
 KINDS = ("preference", "avoid", "lesson", "decision", "project", "fact", "procedure", "source", "observation",
          "note")
@@ -145,11 +148,22 @@ def _beaten(it: Item, other: Item) -> str | None:
     """Why `it` gives way to `other` (which sorted before it), or None."""
     if similarity(it.sig, other.sig, guard=False) < DEFAULT_SIMILARITY:
         return None
-    if same_fact(it.sig, other.sig):
+    if same_fact(it.sig, other.sig) or _agrees(it.sig, other.sig):
         return f"says the same as {other.id}"
     if other.user and not it.user:
         return f"conflicts with {other.id} (source: user)"
     return None
+
+
+def _agrees(a: Sig, b: Sig) -> bool:
+    """"Prefers light mode" and "prefers light mode, not dark mode": one says `not`, and the other
+    says only what the first says outside its negated words (same_fact calls any `not` a difference)."""
+    if a.negated == b.negated:
+        return False
+    neg, plain = (a, b) if a.negated else (b, a)
+    said = signature(NEGATED_RE.sub(" ", neg.text)).tokens
+    denied = frozenset(w for m in NEGATED_RE.finditer(neg.text) for w in signature(m.group(1)).tokens) - said
+    return bool(denied) and plain.tokens <= said
 
 
 @dataclass
@@ -176,9 +190,14 @@ def fit(items: list[Item], budget: int, counter: Counter) -> Block:
         chosen.append(it)
         kinds.add(it.kind)
         used += cost
-    ordered = sorted(chosen, key=lambda i: (_kind_rank(i.kind), not i.user, -i.score, i.id))
+    ordered = arrange(chosen)
     text = render(ordered)
     return Block(ordered, text, counter.text(text), left)
+
+
+def arrange(items: list[Item]) -> list[Item]:
+    """The block's order: by kind, the user's first within a kind, then best first."""
+    return sorted(items, key=lambda i: (_kind_rank(i.kind), not i.user, -i.score, i.id))
 
 
 def heading(kind: str) -> str:

@@ -12,10 +12,13 @@ from __future__ import annotations
 import contextlib
 from datetime import datetime
 
+from memvault.entries.model import NOTE
 from memvault.forgotten import Stored
 from memvault.layout import MEMORY_FILE
 from memvault.search.hits import Hit
+from memvault.search.index import links, store
 from memvault.search.index.core import Index
+from memvault.search.index.entry import source_scopes
 from memvault.search.index.forgetting import index_forgotten
 from memvault.search.index.query import Ranker
 from memvault.search.rank import Filter
@@ -24,13 +27,19 @@ from memvault.search.textproc import parse_query
 POOL = 200  # rows of each ordering (newest, most important) the ranking looks at
 
 
-def bullet_rows(index: Index) -> list[int]:
-    """The rows of MEMORY.md's bullets (its prose notes are not bullets)."""
+def rank_bullets(index: Index, at: datetime, keep: Filter | None = None) -> list[Hit]:
+    """MEMORY.md's live bullets (its prose notes are none), ranked, with the entries their sources
+    cite in the ranking's timeline, so a bullet whose every source is superseded says so
+    (`Hit.sources_superseded_by`). A source no stored place narrows down is not loaded (it counts
+    as live, as in search)."""
     index.ensure()
     conn, _ = index.reader()
-    rows = conn.execute("SELECT rowid FROM events WHERE file = ? AND kind = 'curated' AND type != 'note' "
-                        "ORDER BY line", (MEMORY_FILE,)).fetchall()
-    return [r for (r,) in rows]
+    bullets = [(r, e) for r, e in store.load_events(conn, "file = ? AND kind = 'curated'", (MEMORY_FILE,))
+               if e.type != NOTE]
+    scopes: set[str] = set().union(*(source_scopes(e) for _, e in bullets if e.sources)) - {"all"}
+    rows = [r for r, _ in bullets]
+    cited = [r for r in links.scope_pool(conn, scopes) if r not in set(rows)] if scopes else []
+    return [h for h in rank_rows(index, rows + cited, at, keep) if h.kind == "curated"]
 
 
 def standing_rows(index: Index, pool: int = POOL) -> list[int]:
