@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +49,8 @@ def _tiktoken_cached() -> bool:
     elif "DATA_GYM_CACHE_DIR" in os.environ:
         folder = os.environ["DATA_GYM_CACHE_DIR"]
     else:
+        import tempfile  # only here: it costs ~5 ms to import
+
         folder = str(Path(tempfile.gettempdir()) / "data-gym-cache")
     return bool(folder) and (Path(folder) / hashlib.sha1(_TIKTOKEN_URL.encode()).hexdigest()).is_file()
 
