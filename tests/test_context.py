@@ -362,3 +362,30 @@ def test_kind_of_reads_tags_sections_cues_and_types():
 def test_a_query_of_only_punctuation_is_a_usage_error(runner, story):
     result = runner.invoke(cli, ["context", "?!", "--json"])
     assert result.exit_code == 2 and json.loads(result.stderr)["error"]["code"]
+
+
+def test_without_a_query_the_pool_holds_the_newest_the_important_and_the_recalled(vault_dir):
+    from memvault.search.index import open_index
+    from memvault.search.index.standing import standing_rows
+
+    write(vault_dir, {"memory/2026-01-05.md": "# 2026-01-05\n\n## 09:00 - Belief\nDer Schlüssel liegt beim "
+                      "Hausmeister\n\n## 10:00 - Belief\nAtlas budget is 40k EUR\nImportance: high\n",
+                      "memory/2026-03-01.md": "# 2026-03-01\n\n## 09:00 - Observation\nKaffee alle\n\n"
+                      "## 10:00 - Observation\nDrucker druckt wieder\n"})
+    access.record(vault_dir, ["2026-01-05T09:00"])
+    with Vault.open(vault_dir) as vault, open_index(vault) as index:
+        index.refresh()
+        conn, _ = index.reader()
+
+        def pool(n: int) -> set[str]:
+            return {conn.execute("SELECT id FROM events WHERE rowid = ?", (r,)).fetchone()[0]
+                    for r in standing_rows(index, pool=n)}
+
+        # one each: the newest, the newest important one, the one recalled last
+        assert pool(1) == {"2026-03-01T10:00", "2026-01-05T10:00", "2026-01-05T09:00"}
+        assert pool(2) == pool(1) | {"2026-03-01T09:00"}
+
+
+def test_a_tiktoken_without_its_cached_file_is_not_used(monkeypatch, tmp_path):
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # empty: tiktoken would download
+    assert counter() is ESTIMATOR and counter("auto").name == "utf8-bytes/4"

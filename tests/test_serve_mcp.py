@@ -85,8 +85,12 @@ async def every_tool(client: Client, root: Path) -> None:
     assert secret.is_error and "secret" in secret.content[0].text
     resources = {str(r.uri) for r in (await client.list_resources()).resources}
     assert resources == {"memvault://MEMORY.md", "memvault://today", "memvault://context"}
+    from memvault.search import access
+
+    recalls = access.stats(root)
     block = (await client.read_resource("memvault://context")).contents[0].text
     assert block.startswith("# Memory\n") and "- Mira mag Haferflocken mit Zimt [" in block
+    assert access.stats(root) == recalls  # reading a resource is no recall
     memory = await client.read_resource("memvault://MEMORY.md")
     assert memory.contents[0].text == (root / "MEMORY.md").read_text(encoding="utf-8")
     today = await client.read_resource("memvault://today")
