@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memvault import forgotten
 from memvault.cli import cli
 from memvault.context import context
 from memvault.context.choose import TITLE, Item, arrange, fit, heading, kind_of, render, settle
@@ -218,6 +219,11 @@ Dana mag Espresso am Vormittag
 """})
     out = run(runner, "wifi", "Kaffee", "Espresso", "Dana")
     assert [d["id"] for d in out["items"]] == ["2026-03-04T09:20"]
+    # what `memvault maintain` forgot (its record, not a line in the file) is out too
+    forgotten.save(vault_dir, [forgotten.Forgetting("2026-03-04T09:20", datetime.now(UTC), 0.01, "forget_below",
+                                                    "exponential")])
+    assert run(runner, "wifi", "Kaffee", "Espresso", "Dana")["items"] == []
+    assert run(runner)["items"] == []
 
 
 # -- the budget --------------------------------------------------------------------------------
