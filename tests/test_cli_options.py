@@ -24,7 +24,7 @@ WINDOWED = {"list", "search", "changes", "curate"}  # --since/--until, one check
 
 # The least each command needs to get as far as opening its vault; a new command must be added.
 ARGS: dict[str, list[str]] = {
-    "adopt": [], "asof": ["now"], "changes": ["--since", "yesterday"], "check": [], "curate": ["--dry-run"],
+    "adopt": [], "asof": ["now"], "context": [], "changes": ["--since", "yesterday"], "check": [], "curate": ["--dry-run"],
     "demo": [], "diff": ["2026-01-01", "2026-02-01"], "history": ["2026-02-14T14:30"], "hook install": [],
     "hook status": [], "index": [], "init": [], "list": [], "log": ["Tee ist gut"], "mcp": [], "search": ["tea"], "serve": [],
     "maintain": ["--dry-run"], "review": [], "review-queue": [], "show": ["2026-02-14T14:30"], "status": [], "watch": [],

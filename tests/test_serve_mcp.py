@@ -98,20 +98,48 @@ async def every_tool(client: Client, root: Path) -> None:
     before = (root / "MEMORY.md").read_bytes()
     plan = await call(client, "curate_preview")
     assert plan["applied"] is False and (root / "MEMORY.md").read_bytes() == before
-    context = await call(client, "context", query="Laptop")
-    assert context["items"][0]["text"] == "Mira mag Haferflocken mit Zimt"
-    assert second["id"] in [d["id"] for d in context["items"]]
+    await context_tool(client, root, first["id"], second["id"])
     refused = await client.call_tool("get", {"file": "../vault/memvault.toml"})
     assert refused.is_error and "refused" in refused.content[0].text
     secret = await client.call_tool("remember", {"text": "AWS key AKIA" + "ZQ3DRFT7KXWPL2MB for prod"})
     assert secret.is_error and secret.content[0].text.startswith("secret: ")
     await wrong_arguments(client)
     resources = {str(r.uri) for r in (await client.list_resources()).resources}
-    assert resources == {"memvault://MEMORY.md", "memvault://today"}
+    assert resources == {"memvault://MEMORY.md", "memvault://today", "memvault://context"}
+    from memvault.search import access
+
+    recalls = access.stats(root)
+    block = (await client.read_resource("memvault://context")).contents[0].text
+    assert block.startswith("# Memory\n") and "- Mira mag Haferflocken mit Zimt [" in block
+    assert access.stats(root) == recalls  # reading a resource is no recall
     memory = await client.read_resource("memvault://MEMORY.md")
     assert memory.contents[0].text == (root / "MEMORY.md").read_text(encoding="utf-8")
     today = await client.read_resource("memvault://today")
     assert today.contents[0].text == (root / rel).read_text(encoding="utf-8")
+
+
+async def context_tool(client: Client, root: Path, old: str, new: str) -> None:
+    """The prompt block: MEMORY.md and the task's live entries (not the superseded one), each line
+    citing its id; a scope leaves other scopes out; the budget holds; what it gave is recalled."""
+    from memvault.search import access
+
+    ctx = await call(client, "context", query="Laptop")
+    ids = [d["id"] for d in ctx["items"]]
+    assert new in ids and old not in ids and "kolibri" not in ctx["text"]
+    assert f"- Mira's Laptop heißt jetzt falke (neu aufgesetzt) [{new}]" in ctx["text"].split("\n")
+    assert {d["kind"] for d in ctx["items"]} >= {"preference"} and all(d["tokens"] > 0 for d in ctx["items"])
+    assert set(ids) <= set(access.stats(root, ids))
+    from memvault.write.log import log_entry
+
+    with Vault.open(root) as vault, open_index(vault) as index:  # `remember` writes no scope: the library does
+        kranich = log_entry(vault, "Im Projekt Kranich heißt der Laptop reiher", scope="project:kranich")
+        index.update([kranich.file])
+    scoped = await call(client, "context", query="Laptop", scope="project:kranich")
+    assert {new, kranich.id} <= {d["id"] for d in scoped["items"]}
+    elsewhere = await call(client, "context", query="Laptop", scope="project:möwe")
+    assert new in {d["id"] for d in elsewhere["items"]} and kranich.id not in {d["id"] for d in elsewhere["items"]}
+    tiny = await call(client, "context", query="Laptop", budget=3)
+    assert tiny["items"] == [] and tiny["text"] == "" and tiny["tokens"] == 0
 
 
 def test_mcp_over_stdio_with_the_sdk_client(root):

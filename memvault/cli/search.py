@@ -171,3 +171,30 @@ def status(ctx, as_json: bool) -> None:
     vault = open_vault(ctx)
     data, lines = collect(vault)
     emit(data, as_json, lambda _: "\n".join(lines))
+
+
+@cli.command("context")
+@click.argument("query", nargs=-1)
+@click.option("--scope", metavar="S", help="Only entries of this scope (a domain, project:<name>) and global "
+                                            "ones (an entry without a Scope: line is global).")
+@click.option("--budget", type=click.IntRange(min=0), default=1000, show_default=True, metavar="TOKENS",
+              help="The block never takes more tokens than this (estimated: UTF-8 bytes/4 per line; "
+                   "tiktoken when installed and cached). 0 or too small for one line: an empty block.")
+@click.option("--record/--no-record", default=True, show_default=True,
+              help="Count what the block holds as recalled (recency, retention, curate).")
+@click.option("--backend", help=BACKEND_HELP)
+@json_option
+@click.pass_context
+def context_cmd(ctx, query, scope, budget, record, backend, as_json) -> None:
+    """The memory block for the top of an agent's prompt (docs/context.md).
+
+    MEMORY.md's live bullets plus the entries most relevant to QUERY (without one: the most
+    important and recent), grouped by kind, each line citing its id, within --budget tokens;
+    superseded, expired and forgotten entries never. Of two that conflict, `Source: user`
+    wins. --json gives the items (id, kind, text, cite, tokens) and what was left out, why.
+    """
+    from memvault.context import context
+
+    vault = open_vault(ctx)
+    result = context(vault, " ".join(query), scope=scope, budget=budget, record=record, backend=backend)
+    emit(result, as_json, lambda d: d["text"])

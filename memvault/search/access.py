@@ -97,6 +97,23 @@ def stats(root: Path, ids: Iterable[str] | None = None) -> dict[str, Access]:
     return {i: Access(c, datetime.fromtimestamp(t, UTC)) for i, c, t in rows}
 
 
+def recent(root: Path, n: int) -> list[str]:
+    """The `n` ids recalled last, the latest first."""
+    if not (Path(root) / DERIVED_DIR / FILE).exists():
+        return []
+    try:
+        conn = _connect(root)
+        try:
+            return [i for (i,) in conn.execute("SELECT id FROM access ORDER BY last DESC LIMIT ?", (n,))]
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        if not derived_db.is_damage(exc):
+            raise
+        derived_db.discard(Path(root) / DERIVED_DIR / FILE, str(exc), "the access counts")
+        return []
+
+
 def _rows(root: Path, ids: Iterable[str] | None) -> list[tuple[str, int, float]]:
     conn = _connect(root)
     try:

@@ -49,6 +49,11 @@ def make_filter(types: Iterable[str] = (), tags: Iterable[str] = (), since: date
     return keep
 
 
+def both(keep: Filter, also: Filter | None) -> Filter:
+    """`keep`, and `also` when there is one."""
+    return keep if also is None else (lambda ev: keep(ev) and also(ev))
+
+
 def rank_candidates(
     candidates: Iterable[tuple[Event, float]],
     query: Query,
@@ -106,6 +111,10 @@ def _matches_first(hits: list[Hit], query: Query, timeline: Timeline, heirs: Map
     its relevance from a matching entry matches too. Sets `matched` on the hits it looks at:
     it stops once `limit` matches are found (an entry below them cannot be shown)."""
     terms = query.all_terms
+    if not terms:  # no query word (a ranking without a query, search/index/standing.py): nothing matches
+        for h in hits:
+            h.matched = False
+        return hits
     own: dict[str, bool] = {}
 
     def matches(eid: str) -> bool:

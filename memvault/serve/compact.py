@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from memvault.entries.model import Event
-
 MAX_TEXT = 600  # characters of an entry's text in a list; `get` gives the whole entry
 
 
@@ -51,15 +49,6 @@ def hit(d: dict[str, Any]) -> dict[str, Any]:
     return entry(d) | {"score": round(d["score"], 3)}
 
 
-def bullet(e: Event) -> dict[str, Any]:
-    """A MEMORY.md bullet (parsed from that file alone)."""
-    out: dict[str, Any] = {"id": e.id, "cite": f"{e.file}#L{e.line}-L{e.end_line}", "type": e.type,
-                           "text": _short(e.content)}
-    if e.category:
-        out["section"] = e.category
-    return out
-
-
 def changes(d: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"since": d["since"].get("given"), "until": (d.get("until") or {}).get("given") or "now"}
     for key in ("new", "superseded", "revived", "backfilled", "deleted"):
@@ -89,15 +78,3 @@ def plan(d: dict[str, Any]) -> dict[str, Any]:
     """`curate --dry-run`'s plan: the proposals, the budget and the diff MEMORY.md would get."""
     return {"proposals": d["proposals"], "archives": d["archives"], "budget": d["budget"],
             "warnings": d["warnings"], "diff": d.get("diff", ""), "applied": False}
-
-
-def within_budget(items: list[dict[str, Any]], budget: int) -> dict[str, Any]:
-    """The items, in order, while their text fits `budget` characters; how many were left out."""
-    out, used = [], 0
-    for item in items:
-        size = len(item["text"]) + len(item["cite"]) + 8
-        if used + size > budget:
-            break
-        out.append(item)
-        used += size
-    return {"items": out, "chars": used, "left_out": len(items) - len(out)}

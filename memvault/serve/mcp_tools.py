@@ -17,6 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
 
+from memvault.context import DEFAULT_BUDGET
 from memvault.errors import MemvaultError
 from memvault.serve.service import Service
 from memvault.serve.wire import Wire
@@ -139,13 +140,21 @@ def _tools(service: Service, wire: Wire) -> list[tuple[Callable[..., Any], ToolA
         the budget, and the diff. Only a person applies curation (`memvault curate`)."""
         return service.curate_preview()
 
-    def context(query: Annotated[str | None, Field(description="The task at hand, to add the best matching "
-                                                   "entries after MEMORY.md.")] = None,
-                budget_chars: Annotated[int, Field(ge=200, le=100_000, description="Character budget.")] = 4000,
+    def context(query: Annotated[str | None, Field(description="The task at hand, in a few words: the entries "
+                                                   "most relevant to it join MEMORY.md's. None: the most "
+                                                   "important and recent ones.")] = None,
+                scope: Annotated[str | None, Field(description="The task's scope (a domain such as github.com, "
+                                                   "or project:<name>): entries of other scopes are left "
+                                                   "out; global ones stay.")] = None,
+                budget: Annotated[int, Field(ge=0, le=100_000, description="At most this many tokens "
+                                             "(estimated).")] = DEFAULT_BUDGET,
                 ) -> dict[str, Any]:
-        """The memory to start a task with, within a character budget: the curated MEMORY.md bullets (the
-        user's lasting preferences, projects, decisions), then the best search hits for `query`."""
-        return service.context(query, budget_chars)
+        """The memory to start a task with: a short Markdown block (`text`) to put at the top of your context,
+        with the user's curated MEMORY.md bullets and the entries most relevant to `query`, grouped by kind
+        (preferences, lessons, decisions, facts, ...), each line ending in its [id]; superseded, expired and
+        forgotten memories are never in it, and what the user said wins over what was inferred. Also `items`
+        (id, kind, text, cite, tokens) and `left_out` (id, why). What it returns counts as recalled."""
+        return service.context(query, scope, budget)
 
     return [(search, READ), (get, READ), (remember, APPEND), (forget, FORGET), (asof, READ), (changes, READ), (history, READ),
             (curate_preview, READ), (context, READ)]
@@ -161,6 +170,13 @@ def _resources(server: MCPServer, service: Service) -> None:
                      description="Today's daily log (memory/YYYY-MM-DD.md): what was noted today.")
     def today() -> str:
         return service.today_log()
+
+    @server.resource("memvault://context", name="context", mime_type="text/markdown",
+                     description="The memory block for the top of a prompt: MEMORY.md's live bullets and the most "
+                                 "important and recent entries, by kind, each line citing its id (the `context` "
+                                 "tool without a query; reading it records no recall).")
+    def prompt_block() -> str:
+        return service.context(record=False)["text"]
 
 
 class _Server(MCPServer):

@@ -19,8 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memvault.context import DEFAULT_BUDGET
 from memvault.errors import InputError, NotFoundError, Refused
-from memvault.layout import MEMORY_FILE, read_file
+from memvault.layout import read_file
 from memvault.serve import compact
 from memvault.vault import Vault
 from memvault.watch.logsink import LogSink
@@ -138,20 +139,15 @@ class Service:
         with self.vault() as vault:
             return compact.plan(plan_dict(plan_curation(vault)))
 
-    def context(self, query: str | None = None, budget_chars: int = 4000) -> dict[str, Any]:
-        """MEMORY.md's bullets, then the best hits for `query`, until `budget_chars`."""
-        from memvault.parsed import parse_text
+    def context(self, query: str | None = None, scope: str | None = None, budget: int = DEFAULT_BUDGET,
+                record: bool = True) -> dict[str, Any]:
+        """`memvault context`: the prompt block (MEMORY.md's live bullets and the entries most
+        relevant to `query`, by kind, citing ids) within `budget` tokens; docs/context.md."""
+        from memvault.context import context
 
         with self.vault() as vault:
-            now = vault.now()
-            text = self.read_text(MEMORY_FILE, missing="")
-            bullets = [e for e in parse_text(text, MEMORY_FILE, vault.config).events
-                       if e.expires is None or e.expires > now]
-        items = [compact.bullet(e) for e in bullets]
-        if query:
-            seen = {d["id"] for d in items}
-            items += [d for d in self.search(query, limit=20)["results"] if d["id"] not in seen]
-        return compact.within_budget(items, max(200, budget_chars))
+            return context(vault, query, scope=scope, budget=budget, record=record, backend=self.backend,
+                           refresh=self.refresh)
 
     def read_text(self, rel: str, *, missing: str | None = None) -> str:
         """A vault file's text by the layout rule (no links); `missing` stands in for none."""

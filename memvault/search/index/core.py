@@ -38,7 +38,7 @@ from memvault.search.index.forgetting import index_forgotten
 from memvault.search.index.lastgood import errors_of, held_reason, keeps_last_good, typed
 from memvault.search.index.query import Ranker, plan_for
 from memvault.search.plan import EXHAUSTIVE, Plan
-from memvault.search.rank import make_filter
+from memvault.search.rank import Filter, both, make_filter
 from memvault.search.textproc import ANALYZER_VERSION, Query, parse_query
 from memvault.search.weights import Weights
 
@@ -366,8 +366,10 @@ class Index:
     @heal.healing
     def search(self, query: str, *, limit: int = 10, types: Iterable[str] = (), tags: Iterable[str] = (),
                since: datetime | None = None, until: datetime | None = None, include_all: bool = False,
-               at: datetime | None = None, record_access: bool | None = None, retention: bool = True) -> list[Hit]:
+               at: datetime | None = None, record_access: bool | None = None, retention: bool = True,
+               where: Filter | None = None) -> list[Hit]:
         """Ranked hits for `query` (see docs/search.md). Rebuilds a missing/stale index first.
+        `where`: a further test an entry must pass (context's `--scope`), before the limit.
         `record_access`: count the first hits as recalled (None: as `[search] record` says;
         `access.search_recalls`). `retention`: put each hit's retention in its JSON shape (the
         first search after an index change reads the changed files' rows again for it, ~50 ms
@@ -380,7 +382,7 @@ class Index:
         self.ensure()
         conn, engine = self._open()
         when = at or datetime.now(UTC)
-        keep = make_filter([*types, *q.types], [*tags, *q.tags], since, until)
+        keep = both(make_filter([*types, *q.types], [*tags, *q.tags], since, until), where)
         n = max(self.weights.candidates, limit * 5)
         with _one_snapshot(conn), contextlib.ExitStack() as stack:
             plan = self._plan(conn, q)

@@ -159,7 +159,7 @@ def _with_citations(conn: sqlite3.Connection, events: list[Event]) -> list[Event
     scopes = set().union(*(links.event_scopes(e) for e in events))
     # Curated bullets are MEMORY.md's alone (parsed.parse_text): its rows, by the file's index.
     for _, bullet in store.load_events(conn, "file = ? AND kind = 'curated'", (MEMORY_FILE,)):
-        if bullet.sources and (bullet.file, bullet.line) not in have and _source_scopes(bullet) & scopes:
+        if bullet.sources and (bullet.file, bullet.line) not in have and source_scopes(bullet) & scopes:
             have[(bullet.file, bullet.line)] = bullet
     done: set[tuple[str, int]] = set()
     for _ in range(MAX_POOL_ROUNDS):
@@ -168,12 +168,12 @@ def _with_citations(conn: sqlite3.Connection, events: list[Event]) -> list[Event
             break
         for bullet in todo:
             done.add((bullet.file, bullet.line))
-            for e in links.scope_pool(conn, _source_scopes(bullet)).values():
+            for e in links.scope_pool(conn, source_scopes(bullet)).values():
                 have.setdefault((e.file, e.line), e)
     return list(have.values())
 
 
-def _source_scopes(bullet: Event) -> set[str]:
+def source_scopes(bullet: Event) -> set[str]:
     """What the resolution of a bullet's `(sources: ...)` depends on (`Timeline._cited_ids`)."""
     out: set[str] = set()
     for src in bullet.sources:
