@@ -62,7 +62,9 @@ def test_changes_n_keeps_that_many_of_each_kind_and_counts_the_rest(runner, samp
     assert len(full["new"]) > 1
     cut = runner.invoke(cli, ["changes", "--since", "2026-02-01", "-n", "1", "--json"])
     data = json.loads(cut.stdout)
-    assert data["new"] == full["new"][:1] and data["more"]["new"] == len(full["new"]) - 1
+    # ids, not whole entries: a decayed confidence moves between the two calls
+    assert [d["id"] for d in data["new"]] == [d["id"] for d in full["new"][:1]]
+    assert data["more"]["new"] == len(full["new"]) - 1
     text = runner.invoke(cli, ["changes", "--since", "2026-02-01", "--limit", "1"]).output
     assert f"New (1 of {len(full['new'])})" in text
 
