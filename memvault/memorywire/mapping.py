@@ -84,7 +84,9 @@ def metadata_of(event: Event, status: str, confidence: float) -> dict[str, Any]:
 
 def check_filter(flt: Mapping[str, Any], what: str) -> dict[str, Any]:
     """A filter's keys, checked: an unknown key would silently filter nothing (a typo forgetting
-    everything), so it is a usage error naming its path."""
+    everything), so it is a usage error naming its path. The filter returned holds only keys that
+    narrow: an empty `tags`/`types` list (all of none) is dropped, so `{"tags": []}` is no filter
+    and `forget` refuses it as it refuses `{}` (mass-delete protection)."""
     for key, value in flt.items():
         if key not in FILTER_KEYS:
             raise InputError(f"{what} $.filter.{key}: unknown filter key; known: {', '.join(FILTER_KEYS)}")
@@ -98,7 +100,7 @@ def check_filter(flt: Mapping[str, Any], what: str) -> dict[str, Any]:
     bad = [t for t in types if t not in TYPES]
     if bad:
         raise InputError(f"{what} $.filter.type: {bad[0]!r} is not one of {', '.join(TYPES)}")
-    return dict(flt)
+    return {k: v for k, v in flt.items() if _as_list(v) or not isinstance(v, list)}
 
 
 def _as_list(value: Any) -> list[str]:
@@ -112,9 +114,10 @@ def matches(event: Event, flt: Mapping[str, Any]) -> bool:
     tags = {t.lower().lstrip("#") for t in _as_list(flt.get("tags"))}
     if not tags <= set(event.tags):
         return False
-    types = _as_list(flt.get("types")) + _as_list(flt.get("type"))
-    if types and memory_type(event) not in types:
-        return False
+    kind = memory_type(event)
+    for key in ("types", "type"):  # ANDed like every other key: `types` one of, `type` exactly
+        if key in flt and kind not in _as_list(flt[key]):
+            return False
     pairs = (("source", event.source), ("scope", event.scope), ("agent_id", event.meta.get("agent-id")),
              ("user_id", event.meta.get("user-id")))
     return all(flt[key] == value for key, value in pairs if key in flt)
