@@ -19,6 +19,7 @@ from memvault.serve.settings import (
     RateLimiter,
     ServeSettings,
     check_bind,
+    foreign_request,
     is_loopback,
     token_ok,
 )
@@ -196,7 +197,9 @@ def test_a_second_server_on_the_same_vault_searches_without_a_watcher(service, r
 
 @pytest.mark.parametrize(("host", "loopback"), [("127.0.0.1", True), ("127.8.0.1", True), ("localhost", True),
                                                 ("::1", True), ("[::1]", True), ("0.0.0.0", False), ("::", False),
-                                                ("192.168.1.20", False), ("example.org", False)])
+                                                ("192.168.1.20", False), ("example.org", False),
+                                                ("127.1", True), ("LOCALHOST", True), ("", False),
+                                                ("127.evil.example", False)])
 def test_loopback_hosts(host, loopback):
     assert is_loopback(host) is loopback
 
@@ -206,8 +209,11 @@ def test_a_non_loopback_bind_needs_a_token():
         check_bind("0.0.0.0", None)
     check_bind("0.0.0.0", "s3cr3t-t0ken")
     check_bind("127.0.0.1", None)
+    check_bind("127.1", None)
     with pytest.raises(InputError):
         check_bind("127.0.0.1", "  ")
+    with pytest.raises(InputError, match="--host is empty"):
+        check_bind("", None)
 
 
 def test_settings_from_config_env_and_options():
@@ -226,6 +232,31 @@ def test_token_check():
     assert not token_ok("abc", None)
     assert not token_ok("abc", "Bearer abd")
     assert not token_ok("abc", "Basic abc")
+    assert token_ok("abc", "bearer abc") and token_ok("abc", "BEARER  abc")  # schemes are case-insensitive
+    assert not token_ok("abc", "Bearerabc")
+
+
+@pytest.mark.parametrize(("host", "origin", "port", "why"), [
+    ("127.0.0.1:8765", None, 8765, None), ("localhost:8765", "http://localhost:8765", 8765, None),
+    ("[::1]:8765", "http://127.0.0.1:8765", 8765, None), ("127.0.0.1", None, 80, None),
+    ("evil.example:8765", None, 8765, "Host"), ("evil.example", None, 8765, "Host"), (None, None, 8765, "Host"),
+    ("127.0.0.1:9999", None, 8765, "Host"), ("127.0.0.1:8765", "http://evil.example", 8765, "Origin"),
+    ("127.0.0.1:8765", "null", 8765, "Origin"), ("127.0.0.1:8765", "https://127.0.0.1:8765", 8765, "Origin"),
+])
+def test_foreign_requests(host, origin, port, why):
+    said = foreign_request(host, origin, port)
+    assert (said or "").split(" ")[0] == (why or "")
+
+
+def test_rate_limiter_says_how_long_until_a_slot_frees():
+    now = [0.0]
+    limiter = RateLimiter(5, clock=lambda: now[0])
+    assert [limiter.wait("a") for _ in range(5)] == [0.0] * 5
+    assert limiter.wait("a") == pytest.approx(12.0)  # 5 a minute: one every 12 s
+    now[0] += 11.0
+    assert limiter.wait("a") == pytest.approx(1.0)
+    now[0] += 1.0
+    assert limiter.wait("a") == 0.0
 
 
 def test_rate_limiter_is_a_bucket_per_client():

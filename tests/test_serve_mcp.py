@@ -206,6 +206,9 @@ def test_a_client_over_the_rate_gets_429(root):
     with ThreadedServer(Service(root), ServeSettings(port=0, rate_per_minute=5)) as server:
         codes = [http(server.url + "/v0/health")[0] for _ in range(7)]
         assert codes[:5] == [200] * 5 and codes[5:] == [429, 429]
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(server.url + "/v0/health", timeout=10)
+        assert 10 <= int(info.value.headers["Retry-After"]) <= 12  # a slot frees every 12 s, not in 1
 
 
 # -- the agent loop -------------------------------------------------------------------------
