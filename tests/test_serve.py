@@ -3,6 +3,7 @@ tests/test_serve_mcp.py drives the real servers with the SDK's client)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -323,3 +324,22 @@ def test_the_search_the_server_answers_is_the_librarys(service, root):
     with Vault.open(root) as vault:
         expected = [h.id for h in search_vault(vault, "Drucker Toner", limit=5)]
     assert [d["id"] for d in service.search("Drucker Toner", limit=5)["results"]] == expected
+
+
+def test_serve_on_a_port_in_use_says_so_in_one_line(runner, root):
+    import socket
+
+    from memvault.cli import cli
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = runner.invoke(cli, ["--vault", str(root), "serve", "--port", str(port)])
+        assert result.exit_code == 1, result.output
+        assert result.output.strip() == f"Error: port {port} on 127.0.0.1 is in use (another server?); stop it or give --port"
+        result = runner.invoke(cli, ["--vault", str(root), "serve", "--port", str(port), "--json"])
+        assert result.exit_code == 1
+        error = json.loads(result.output)["error"]
+        assert error["code"] == "refused" and f"port {port} on 127.0.0.1 is in use" in error["message"]
+    assert not (root / ".memvault" / "watch.json").exists()  # refused before the watcher started
