@@ -66,7 +66,7 @@ async def wrong_arguments(client: Client) -> None:
         "usage: search: argument 'query' must be a string (got 5)",
         "usage: search: argument 'limit' must be an integer (got 'ten')",
         "usage: search: argument 'limit' must be greater than or equal to 1 (got 0)",
-        "usage: remember: argument 'importance' must be a string (got list)",
+        "usage: remember: argument 'importance' must be a string or a number (got list)",
     ]
     assert list(said.values())[5].startswith("not_found: ")
 

@@ -236,6 +236,7 @@ def test_a_staged_operation_points_at_this_server_and_a_person_approves_it(root,
     assert done.exit_code == 0, done.output
     status, item = get(got["approval_url"])
     assert item["status"] == "approved" and item["decision"]["reviewer"] == "Jörg"
+    assert "review" not in item  # decided: nothing left to approve or reject
     written = item["result"]["id"]
     assert Vault.open(root).timeline.by_id[written].content == "Büro ist am 24.12. geschlossen"
     assert "no staged operation 'q-nope'" in refused(*get(api + "/review-queue/q-nope"), 404, "not_found")
@@ -391,3 +392,50 @@ def test_every_v0_error_is_json_with_the_same_shape(shared, method, path, status
                                       {"Content-Type": "application/json"})
     assert code == status and set(body) == {"error"} and set(body["error"]) == {"code", "message"}
     assert headers.get("allow") == allow or headers.get("Allow") == allow
+
+
+def test_the_mcp_remember_tool_is_governed_and_writes_a_stable_id(root, runner):
+    """Under `[memorywire] approval = "all"` the MCP remember tool stages its write as /v0 does;
+    written, the entry carries an `Id:` (a ULID), so the id an agent kept survives a person's edit."""
+    toml = root / "memvault.toml"
+    toml.write_text(toml.read_text(encoding="utf-8") + '\n[memorywire]\napproval = "all"\n', encoding="utf-8")
+    with ThreadedServer(Service(root), ServeSettings(port=0, rate_per_minute=0)) as server:
+        async def main() -> list[dict[str, Any]]:
+            async with Client(server.url + "/mcp") as client:
+                answers = []
+                for args in ({"text": "Ole mag Oolong-Tee", "importance": 0.8},
+                             {"text": "Ole trinkt jetzt Grüntee", "type": "correction", "importance": "high"}):
+                    result = await client.call_tool("remember", args)
+                    assert not result.is_error, result.content
+                    answers.append(result.structured_content)
+                return answers
+
+        staged = anyio.run(main)
+        assert files(root) == {}  # nothing written while it waits
+        for got in staged:
+            assert got["pending_approval"] is True and got["approval_url"] == f"memvault://review-queue/{got['id']}"
+            assert got["review"].startswith(f"memvault review-queue approve {got['id']}")
+        listed = runner.invoke(cli, ["review-queue"])
+        assert "  log  by mcp  pending\n  Ole mag Oolong-Tee\n" in listed.output and "[" not in listed.output
+        done = runner.invoke(cli, ["review-queue", "approve", staged[0]["id"], "--reviewer", "lena", "--json"])
+        assert done.exit_code == 0, done.output
+        written = json.loads(done.output)["result"]["id"]
+    assert len(written) == 26 and written.isalnum() and written.isupper()  # a ULID
+    [path] = [root / p for p in files(root)]
+    assert f"Ole mag Oolong-Tee\nId: {written}\nImportance: 0.8\n" in path.read_text(encoding="utf-8")
+
+
+def test_the_mcp_remember_tool_returns_an_id_that_survives_an_edit(root):
+    with ThreadedServer(Service(root), ServeSettings(port=0, rate_per_minute=0)) as server:
+        async def main() -> list[str]:
+            async with Client(server.url + "/mcp") as client:
+                return [(await client.call_tool("remember", {"text": f"Fakt {n} über den Hafen"})).structured_content["id"]
+                        for n in range(3)]
+
+        ids = anyio.run(main)
+    [path] = [root / p for p in files(root)]
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace(text[text.index("## "):text.index("## ", text.index("Fakt 0"))], ""), encoding="utf-8")
+    vault = Vault.open(root)
+    assert ids[0] not in vault.timeline.by_id
+    assert [vault.timeline.by_id[i].content for i in ids[1:]] == ["Fakt 1 über den Hafen", "Fakt 2 über den Hafen"]

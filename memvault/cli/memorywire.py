@@ -48,12 +48,24 @@ def _list_text(items: list[dict]) -> str:
         return "no operations waiting for approval"
     lines = []
     for item in items:
-        request = item["request"]
-        what = request.get("content") or request.get("ids") or request.get("filter") or request.get("duplicates")
         state = item["status"] if item["decision"] is None else (
             f"{item['status']} by {item['decision']['reviewer']}")
-        lines += [f"{item['id']}  {item['operation']}  by {item['agent_id']}  {state}", f"  {short(str(what))}"]
+        lines += [f"{item['id']}  {item['operation']}  by {item['agent_id']}  {state}",
+                  f"  {short(_what(item['request']))}"]
     return "\n".join(lines)
+
+
+def _what(request: dict) -> str:
+    """What a staged request would write or forget, as a person reads it (not a Python list)."""
+    text = request.get("content") or request.get("text")
+    if text:
+        return str(text)
+    if request.get("duplicates"):
+        return f"{', '.join(map(str, request['duplicates']))} into {request.get('canonical')}"
+    if request.get("ids"):
+        return ", ".join(map(str, request["ids"]))
+    scope = request.get("filter") or request.get("policy") or {}
+    return ", ".join(f"{k} {', '.join(map(str, v)) if isinstance(v, list) else v}" for k, v in scope.items())
 
 
 def _decided_text(d: dict) -> str:

@@ -41,6 +41,7 @@ def settings(config: Config) -> dict[str, Any]:
 
 def needs_approval(config: Config, op: str, request: dict[str, Any]) -> bool:
     """Whether `op` waits for a reviewer: the request asks, or the vault's policy says so (pure)."""
+    op = "remember" if op == "log" else op  # the MCP remember tool's write is a remember
     if op not in GOVERNED:
         return False
     policy = settings(config)["approval"]

@@ -72,6 +72,14 @@ class MemoryStore:
     def expire(self, request: dict[str, Any]) -> dict[str, Any]:
         return self.run("expire", request)
 
+    def log(self, request: dict[str, Any]) -> dict[str, Any]:
+        """memvault's own write (the MCP `remember` tool): `memvault log`'s entry types and
+        `supersedes`, which the spec's remember has not, under the same governance as remember
+        (`[memorywire] approval`) and with a stable `Id:` as remember writes. `request`:
+        `agent_id`, `text`, and optionally `type`, `tags`, `importance`, `confidence`, `source`,
+        `scope`, `supersedes`, `approval_required`."""
+        return self.run("log", request)
+
     def health(self) -> dict[str, Any]:
         return {"status": "ok", "store": mw.STORE, "vault": str(self.root), "capabilities": sorted(CAPABILITIES),
                 "pending_approvals": len(self.queue.items())}
@@ -83,7 +91,8 @@ class MemoryStore:
     def run(self, op: str, request: dict[str, Any], *, approved: bool = False) -> dict[str, Any]:
         """Check `request`, stage it when governance says so (unless `approved`), else carry it
         out; the response, checked against its schema."""
-        schemas.check_request(op, request)
+        if op in schemas.schema_names():  # `log` is memvault's own: its caller checked the arguments
+            schemas.check_request(op, request)
         if not approved and needs_approval(self.config, op, request):
             response = self._stage(op, request)
         else:
@@ -95,7 +104,7 @@ class MemoryStore:
         PRECHECK[op](self, request)  # what would be refused anyway is refused now, not at review
         item = self.queue.stage(op, request)
         pending = {"pending_approval": True, "approval_url": item["approval_url"]}
-        if op == "remember":
+        if op in ("remember", "log"):
             return {"id": item["id"], "stored_at": item["staged_at"], "stores": [], **pending}
         if op == "forget":
             return {"forgotten_ids": [], "hard_delete": bool(request.get("hard_delete")), "stores": [], **pending}
@@ -140,6 +149,32 @@ class MemoryStore:
         check_written(check_entry_text(args["text"]), where="the new entry")
         for value in args["meta"].values():
             check_written(value, where="the new entry's metadata")
+
+    def _log_args(self, request: dict[str, Any]) -> dict[str, Any]:
+        return {"type": request.get("type") or "observation", "tags": tuple(request.get("tags") or ()),
+                "importance": request.get("importance"), "confidence": request.get("confidence"),
+                "source": request.get("source"), "scope": request.get("scope"),
+                "supersedes": request.get("supersedes")}
+
+    def _log(self, request: dict[str, Any]) -> dict[str, Any]:
+        from memvault.write.log import log_result
+
+        vault = self._fresh()
+        event = log_entry(vault, request["text"], **self._log_args(request), entry_id=new_id(), fresh_id=True)
+        said = log_result(self._fresh(), event) if event.supersedes else {"supersedes": None}
+        return {"id": event.id, "stored_at": mw.epoch_ms(event.timestamp), "stores": [mw.STORE],
+                "pending_approval": False, "approval_url": None, "location": event.location,
+                "timestamp": event.timestamp.isoformat() if event.timestamp else None,
+                "supersedes": said["supersedes"]}
+
+    def _precheck_log(self, request: dict[str, Any]) -> None:
+        vault = self._fresh()
+        args = self._log_args(request)
+        check_written(check_entry_text(request["text"]), where="the new entry")
+        if str(args["type"]).lower() not in vault.config.types:
+            raise InputError(f"unknown type {args['type']!r}; known: {', '.join(vault.config.types)}")
+        if args["supersedes"]:
+            _named(vault, args["supersedes"], "$.supersedes", "remember")
 
     # -- recall ------------------------------------------------------------------------------
 
@@ -292,7 +327,7 @@ class MemoryStore:
 
 
 PRECHECK: dict[str, Callable[[MemoryStore, dict[str, Any]], None]] = {
-    "remember": MemoryStore._precheck_remember, "forget": MemoryStore._precheck_forget,
+    "remember": MemoryStore._precheck_remember, "log": MemoryStore._precheck_log, "forget": MemoryStore._precheck_forget,
     "merge": MemoryStore._precheck_merge, "expire": MemoryStore._precheck_expire,
 }
 

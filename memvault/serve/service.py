@@ -174,12 +174,14 @@ class Service:
                  scope: str | None = None, supersedes: str | None = None) -> dict[str, Any]:
         """`memvault log`: one entry appended to today's log, refused as `log` refuses (secrets,
         control characters, headings); the index updated for that file before returning."""
+        from memvault.memorywire.store import new_id
         from memvault.search.index import open_index
         from memvault.write.log import log_entry, log_result
 
         with self.vault() as vault:
             event = log_entry(vault, text, type=type, tags=tuple(tags or ()), importance=importance,
-                              confidence=confidence, source=source, scope=scope, supersedes=supersedes)
+                              confidence=confidence, source=source, scope=scope, supersedes=supersedes,
+                              entry_id=new_id(), fresh_id=True)  # a stable id, as memorywire's remember writes
             with open_index(vault, self.backend) as index:
                 index.update([event.file])
             result = log_result(vault, event)
