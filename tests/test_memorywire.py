@@ -608,3 +608,16 @@ def test_without_jsonschema_an_operation_says_which_extra_to_install(root):
         "memvault.errors.MemvaultError: memorywire validates requests with the jsonschema package, which is not "
         "installed: pip install 'memvault[serve]'")
     assert "ModuleNotFoundError" not in done.stderr.splitlines()[-1]
+
+
+def test_recall_marks_an_entry_found_only_through_a_nearby_one(store, root):
+    (root / "memory" / "2026-01-01.md").write_text(
+        "# 2026-01-01\n\n## 09:00 - Observation\nUser mentioned wibblewobble pastries\nExpires: 2026-01-02\n\n"
+        "## 09:05 - Observation\nfrustrated by the slow kazoo build\n", encoding="utf-8")
+    got = call(store, "recall", {"agent_id": "a", "query": "wibblewobble"})
+    assert problem("recall.response", got) is None and got["results"]
+    for hit in got["results"]:  # the expired entry that matched is left out; what came through it says so
+        assert hit["metadata"]["memvault"]["found_through_nearby"] is True, hit
+    got = call(store, "recall", {"agent_id": "a", "query": "kazoo"})
+    assert [h["content"] for h in got["results"]] == ["frustrated by the slow kazoo build"]
+    assert "found_through_nearby" not in got["results"][0]["metadata"]["memvault"]

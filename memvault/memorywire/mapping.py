@@ -70,14 +70,18 @@ def user_metadata(event: Event) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def metadata_of(event: Event, status: str, confidence: float) -> dict[str, Any]:
-    """A recall result's `metadata`: the request's own, then memvault's facts about the entry."""
+def metadata_of(event: Event, status: str, confidence: float, *, matched: bool = True) -> dict[str, Any]:
+    """A recall result's `metadata`: the request's own, then memvault's facts about the entry;
+    `found_through_nearby: true` when the entry holds none of the query's words and came only
+    through an entry near it (as search's results say it), e.g. because the entry that matched
+    is expired or dated ahead and so left out."""
+    nearby = {} if matched else {"found_through_nearby": True}
     return user_metadata(event) | {
         "memvault": {
             "entry_type": event.type, "kind": event.kind, "status": status, "location": event.location,
             "file": event.file, "line": event.line, "tags": list(event.tags), "source": event.source,
             "scope": event.scope, "confidence": round(confidence, 6), "agent_id": event.meta.get("agent-id"),
-            "user_id": event.meta.get("user-id"),
+            "user_id": event.meta.get("user-id"), **nearby,
         }
     }
 

@@ -204,8 +204,8 @@ class MemoryStore:
                         key=lambda pair: -pair[0])[:k]
         results: list[dict[str, Any]] = [{
             "id": h.id, "type": mw.memory_type(h.event), "content": mw.content_of(h.event), "score": round(s, 6),
-            "metadata": mw.metadata_of(h.event, h.status, h.confidence), "created_at": mw.epoch_ms(h.timestamp),
-            "supporting": [], "source_store": mw.RETRIEVERS[0],
+            "metadata": mw.metadata_of(h.event, h.status, h.confidence, matched=h.matched),
+            "created_at": mw.epoch_ms(h.timestamp), "supporting": [], "source_store": mw.RETRIEVERS[0],
         } for s, h in ranked if h.event is not None]
         access.record(self.root, [h.id for _, h in ranked])  # an agent's recall is a recall (retention)
         return {"results": results, "fusion_used": fusion, "stores_queried": list(mw.RETRIEVERS),
