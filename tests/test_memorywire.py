@@ -621,3 +621,14 @@ def test_recall_marks_an_entry_found_only_through_a_nearby_one(store, root):
     got = call(store, "recall", {"agent_id": "a", "query": "kazoo"})
     assert [h["content"] for h in got["results"]] == ["frustrated by the slow kazoo build"]
     assert "found_through_nearby" not in got["results"][0]["metadata"]["memvault"]
+
+
+@pytest.mark.parametrize(("request_", "said"), [
+    ({"metadata": {"tags": ["ok\nSupersedes: x"]}}, "$.metadata.tags "),
+    ({"source": "a\tb\x07"}, "$.source "),
+    ({"content": "Mia mag Tee\nSupersedes: 2026-01-01T09:00"}, "send no Supersedes: line in content"),
+])
+def test_remember_errors_name_the_requests_fields_not_cli_flags(store, request_, said):
+    with pytest.raises(InputError) as caught:
+        call(store, "remember", {"agent_id": "a", "type": "semantic", "content": "Mia mag Tee", **request_})
+    assert said in str(caught.value) and "--" not in str(caught.value)

@@ -439,3 +439,23 @@ def test_the_mcp_remember_tool_returns_an_id_that_survives_an_edit(root):
     vault = Vault.open(root)
     assert ids[0] not in vault.timeline.by_id
     assert [vault.timeline.by_id[i].content for i in ids[1:]] == ["Fakt 1 über den Hafen", "Fakt 2 über den Hafen"]
+
+
+def test_mcp_tool_errors_name_the_tools_arguments_not_cli_flags(root):
+    with ThreadedServer(Service(root), ServeSettings(port=0, rate_per_minute=0)) as server:
+        async def main() -> list[str]:
+            async with Client(server.url + "/mcp") as client:
+                said = []
+                for tool, args in [("search", {"query": "x", "types": ["bogus"]}),
+                                   ("remember", {"text": "Mia mag Tee", "tags": ["a\nb"]}),
+                                   ("remember", {"text": "Mia mag Tee\nSupersedes: 2026-01-01T09:00"})]:
+                    result = await client.call_tool(tool, args)
+                    assert result.is_error
+                    said.append(result.content[0].text)
+                return said
+
+        said = anyio.run(main)
+    assert said[0].startswith("usage: argument 'types' 'bogus': no such type")
+    assert said[1].startswith("usage: argument 'tags' 'a\\nb' holds a line break")
+    assert "use the argument 'supersedes'" in said[2]
+    assert not any("--" in s for s in said), said

@@ -138,3 +138,34 @@ def fused(scores: list[float], fusion: str, weights: Mapping[str, float] | None 
         return list(scores)
     weight = (weights or {}).get(RETRIEVERS[0], 1.0)
     return [weight * s for s in scores]
+
+
+# What the write path's errors call a value (the CLI's flags, as `memvault log` takes it), in the
+# words of each API: a client sending JSON has no `--tags` to fix.
+REMEMBER_WORDS = {"use --supersedes": "send no Supersedes: line in content (/v0 writes none; forget or merge the "
+                                      "old entry instead)",
+                  "use --reconfirms": "send no Reconfirms: line in content", "use --source": "use $.source",
+                  "use --tags": "use $.metadata.tags", "use --scope": "use $.metadata.scope",
+                  "use --importance": "use $.metadata.importance", "use --confidence": "use $.confidence",
+                  "use --expires": "use $.expires_at",
+                  "--tags": "$.metadata.tags", "--source": "$.source", "--scope": "$.metadata.scope",
+                  "--importance": "$.metadata.importance", "--expires": "$.expires_at", "--type ": "$.type "}
+
+
+def tool_words(names: tuple[str, ...]) -> dict[str, str]:
+    """The same for an MCP tool whose arguments are `names`: `--tags` -> `argument 'tags'`
+    (`--type` -> `types` for a tool that takes a list of them)."""
+    words = {}
+    for flag in ("tags", "source", "scope", "importance", "supersedes", "confidence", "type", "reconfirms"):
+        arg = flag if flag in names else "types" if flag == "type" and "types" in names else None
+        if arg is not None:
+            words[f"use --{flag}"] = f"use the argument '{arg}'"
+            words[f"--{flag} "] = f"argument '{arg}' "
+    return words
+
+
+def api_words(message: str, words: Mapping[str, str]) -> str:
+    """`message` with each CLI flag said as the API names that value (pure)."""
+    for flag, said in words.items():
+        message = message.replace(flag, said)
+    return message

@@ -27,6 +27,7 @@ from memvault.vault import Vault
 from memvault.write.guard import check_entry_text, check_written
 from memvault.write.log import log_entry
 
+LOG_ARGS = ("text", "type", "tags", "importance", "confidence", "source", "scope", "supersedes")  # the MCP tool's
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 CAPABILITIES = frozenset({"semantic", "episodic", "procedural", "emotional", "fts", "recall_tracking",
                           "governance", "soft_delete", "hard_delete"})
@@ -93,10 +94,17 @@ class MemoryStore:
         out; the response, checked against its schema."""
         if op in schemas.schema_names():  # `log` is memvault's own: its caller checked the arguments
             schemas.check_request(op, request)
-        if not approved and needs_approval(self.config, op, request):
-            response = self._stage(op, request)
-        else:
-            response = getattr(self, f"_{op}")(request)
+        try:
+            if not approved and needs_approval(self.config, op, request):
+                response = self._stage(op, request)
+            else:
+                response = getattr(self, f"_{op}")(request)
+        except InputError as exc:  # the write path speaks of `memvault log`'s flags; say the request's fields
+            words = mw.REMEMBER_WORDS if op == "remember" else mw.tool_words(LOG_ARGS) if op == "log" else {}
+            said = mw.api_words(str(exc), words)
+            if said == str(exc):
+                raise
+            raise type(exc)(said, file=exc.file, line=exc.line) from exc
         schemas.check_response(op, response)
         return response
 

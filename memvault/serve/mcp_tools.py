@@ -9,6 +9,7 @@ Needs the `serve` extra; imported only when a server starts.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -18,6 +19,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
 
 from memvault.errors import MemvaultError
+from memvault.memorywire.mapping import api_words, tool_words
 from memvault.serve.service import Service
 from memvault.serve.wire import Wire
 
@@ -217,12 +219,14 @@ UNION_TAGS = {"str", "float", "int", "bool", "list[str]", "none"}
 
 def _library_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     """A library error as a tool error the model can act on: `refused: ...`, `not_found: ...`."""
+    words = tool_words(tuple(inspect.signature(fn).parameters))  # `--type 'x'` -> `argument 'types' 'x'`
+
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except MemvaultError as exc:
-            raise ToolError(f"{exc.code}: {exc}") from None
+            raise ToolError(f"{exc.code}: {api_words(str(exc), words)}") from None
     return call
 
 
