@@ -13,6 +13,7 @@ the library's (`MemvaultError`), which the transports turn into tool errors or J
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 import threading
 from collections.abc import Iterator
@@ -59,8 +60,8 @@ class Service:
         watcher = Watcher(vault, WatchOptions.from_config(vault, backend=self.backend), LogSink(sys.stderr))
         try:
             watcher.start()
-        except WatcherRunning as exc:  # `memvault watch` keeps the index current already
-            self.watcher_note = str(exc)
+        except WatcherRunning as exc:  # `memvault watch` or another server keeps the index current already
+            self.watcher_note = shared_watcher_note(str(exc))
             return
         self.watcher, self.watcher_note = watcher, "running"
 
@@ -187,6 +188,14 @@ class Service:
             result = log_result(vault, event)
         return {"id": result["id"], "cite": f"{event.file}#L{event.line}-L{event.end_line}",
                 "timestamp": result["timestamp"], "supersedes": result["supersedes"]}
+
+
+def shared_watcher_note(refusal: str) -> str:
+    """Health's word when another watcher holds the vault: a supported setup, said as one (not
+    the watcher's own refusal, which tells a person to stop the other one)."""
+    pid = re.search(r"\(pid (\d+)\)", refusal)
+    who = f" (pid {pid.group(1)})" if pid else ""
+    return f"shared: another memvault watcher{who} watches this vault; this server checks the files before each search"
 
 
 def _limit(n: int) -> int:
