@@ -19,8 +19,9 @@ def review_queue(ctx, action: str | None, item_id: str | None, reviewer: str | N
                  everything: bool, as_json: bool) -> None:
     """memorywire operations waiting for approval, or approve/reject one.
 
-    An agent's remember, forget or merge with `approval_required` (or one that `[memorywire]
-    approval` in memvault.toml names) is staged, not written. Without ACTION: the staged
+    An agent's remember, forget, merge or expire with `approval_required` (or one that
+    `[memorywire] approval` in memvault.toml names; the MCP remember tool's write shows as `log`)
+    is staged, not written. Without ACTION: the staged
     operations, oldest first. `approve ID --reviewer NAME` carries it out (the memory lands in
     the Markdown); `reject ID --reviewer NAME` drops it. Both decisions are kept with the
     reviewer and the time (docs/memorywire.md, "Governance").
