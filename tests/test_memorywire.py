@@ -82,7 +82,7 @@ def test_every_schema_is_draft_2020_12_and_checks_itself():
 def test_the_specs_own_example_of_a_procedure_is_valid():
     assert problem("procedure", FSM) is None
     assert problem("procedure", {"name": "x", "states": [], "transitions": []}) == (
-        "$.states", "[] should be non-empty")
+        "$.states", "must not be empty")
 
 
 # (op, request, the JSON path its error names): shared with the HTTP contract tests (test_serve_wire.py)
@@ -300,7 +300,7 @@ def test_forget_by_filter_and_refusals(store, root):
     got = call(store, "forget", {"agent_id": "a", "filter": {"user_id": "bob"}})
     assert sorted(got["forgotten_ids"]) == sorted([a["id"], b["id"]])
     assert fresh(root).timeline.status(entry(root, c["id"])) == "live"
-    with pytest.raises(NotFoundError, match="no entry 'nope'; nothing was forgotten"):
+    with pytest.raises(NotFoundError, match=r"\$.ids\[1\]: no entry with id 'nope'; nothing was forgotten"):
         call(store, "forget", {"agent_id": "a", "ids": [c["id"], "nope"]})
     (root / "memory" / "notes.md").write_text("# Notizen\n\nCarla mag Tee\n", encoding="utf-8")
     note = next(e.id for e in fresh(root).events if e.file == "memory/notes.md")
@@ -498,3 +498,137 @@ def test_forgetting_while_others_remember_loses_nothing(root):
     text = "".join(p.read_text(encoding="utf-8") for p in log_files(root))
     assert all(text.count(f"Id: {i}\n") == 1 for i in added + first) and text.count("Forgotten: ") == 8
     assert not vault.problems
+
+
+# -- issue 16 QA: vacuous scopes, typos, ids as `get` takes them ---------------------------------
+
+
+@pytest.mark.parametrize("flt", [{"tags": []}, {"types": []}, {"tags": [], "types": []}])
+def test_a_filter_that_narrows_nothing_is_no_filter_and_forget_refuses_it(store, root, flt):
+    for n in range(3):
+        remember(store, f"Hafen-Fakt Nummer {n}: die Fähre fährt um {7 + n} Uhr")
+    before = [p.read_bytes() for p in log_files(root)]
+    for hard in (False, True):
+        with pytest.raises(InputError, match="mass-delete protection"):
+            call(store, "forget", {"agent_id": "rogue", "filter": flt, "hard_delete": hard})
+        with pytest.raises(InputError, match="mass-delete protection"):  # refused before staging too
+            call(store, "forget", {"agent_id": "rogue", "filter": flt, "approval_required": True})
+    assert [p.read_bytes() for p in log_files(root)] == before
+    assert store.queue.items() == []
+
+
+def test_recall_ands_type_and_types(store):
+    remember(store, "Kiwi-Tee schmeckt Mia", "semantic")
+    remember(store, "Mia trank gestern Kiwi-Tee", "episodic")
+    got = call(store, "recall", {"agent_id": "a", "query": "Kiwi-Tee", "filter": {"types": ["semantic"],
+                                                                                 "type": "episodic"}})
+    assert got["results"] == []
+    got = call(store, "recall", {"agent_id": "a", "query": "Kiwi-Tee", "filter": {"types": ["semantic", "episodic"],
+                                                                                 "type": "episodic"}})
+    assert [r["type"] for r in got["results"]] == ["episodic"]
+
+
+@pytest.mark.parametrize("policy", [{"bogus": 1}, {"older_than_days": 3, "olderthan": 1}])
+def test_expire_refuses_an_unknown_policy_key(store, root, policy):
+    remember(store, "Die Kantine schließt freitags um 14 Uhr")
+    before = [p.read_bytes() for p in log_files(root)]
+    with pytest.raises(InputError) as caught:
+        call(store, "expire", {"agent_id": "bot", "policy": policy})
+    bad = next(k for k in policy if k not in ("older_than_days",))
+    assert str(caught.value).startswith(f"expire request $.policy.{bad}: unknown key; known: older_than_days")
+    assert [p.read_bytes() for p in log_files(root)] == before
+
+
+def test_expire_under_approval_is_staged_and_approve_runs_it(store, root):
+    from memvault.memorywire import approve
+
+    gone = remember(store, "Der Zug nach Köln fällt heute aus", "episodic")
+    got = call(store, "expire", {"agent_id": "bot", "policy": {"type": "episodic"}, "approval_required": True})
+    assert problem("expire.response", got) is None
+    assert got["pending_approval"] is True and got["matched_count"] == 0
+    assert fresh(root).timeline.status(entry(root, gone["id"])) == "live"
+    with pytest.raises(InputError, match="mass-delete protection"):
+        call(store, "expire", {"agent_id": "bot", "policy": {}, "approval_required": True})
+    done = approve(store, got["approval_url"].rsplit("/", 1)[1], "lena")
+    assert done["result"]["matched_count"] == 1
+    assert fresh(root).timeline.status(entry(root, gone["id"])) == "forgotten"
+
+
+def test_a_staged_forget_of_an_unknown_id_is_refused_at_once(store):
+    with pytest.raises(NotFoundError, match=r"\$.ids\[0\]: no entry with id 'nope'"):
+        call(store, "forget", {"agent_id": "bot", "ids": ["nope"], "approval_required": True})
+    assert store.queue.items() == []
+
+
+def test_forget_takes_a_unique_id_start_and_a_cite_and_refuses_a_bullet(store, root):
+    a = remember(store, "Ole spielt dienstags Badminton")
+    b = remember(store, "Ole hat einen Hund namens Keks")
+    cut = next(n for n in range(6, 26) if a["id"][:n] != b["id"][:n])
+    got = call(store, "forget", {"agent_id": "a", "ids": [a["id"][:cut]]})
+    assert got["forgotten_ids"] == [a["id"]]
+    got = call(store, "forget", {"agent_id": "a", "ids": [b["location"]]})
+    assert got["forgotten_ids"] == [b["id"]]
+    (root / "MEMORY.md").write_text("# Long-Term Memory\n\n## People\n\n- Ole mag Keks\n", encoding="utf-8")
+    with pytest.raises(Refused, match="is a MEMORY.md bullet"):
+        call(store, "forget", {"agent_id": "a", "ids": ["MEMORY.md#L5"]})
+
+
+def test_hard_forget_refuses_a_canonical_entry_a_merge_points_to(store, root):
+    c = remember(store, "Ida wohnt in Bremen")
+    d = remember(store, "Ida lebt in Bremen")
+    call(store, "merge", {"agent_id": "a", "canonical": c["id"], "duplicates": [d["id"]]})
+    with pytest.raises(Refused, match=f"{c['id']} is named by {d['id']}"):
+        call(store, "forget", {"agent_id": "a", "ids": [c["id"]], "hard_delete": True})
+    assert c["id"] in log_files(root)[0].read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("request_", "said"), [
+    ({"agent_id": "a", "query": "x", "k": True}, "$.k: must be an integer (got boolean)"),
+    ({"agent_id": "a", "query": 5}, "$.query: must be a string (got integer)"),
+    ({"agent_id": "a", "query": "x", "fusion": "sum"}, '$.fusion: must be one of "rrf", "max", "weighted" (got "sum")'),
+])
+def test_schema_errors_are_said_in_json_words(store, request_, said):
+    with pytest.raises(InputError) as caught:
+        call(store, "recall", request_)
+    assert str(caught.value) == f"recall request {said}"
+    with pytest.raises(InputError, match=r"must be a JSON object \(got null\)"):
+        call(store, "recall", None)
+
+
+def test_without_jsonschema_an_operation_says_which_extra_to_install(root):
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['jsonschema'] = None\n"
+            "from memvault import Vault\nfrom memvault.memorywire import MemoryStore, call\n"
+            f"call(MemoryStore(Vault.open({str(root)!r})), 'recall', {{'agent_id': 'a', 'query': 'x'}})\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines()[-1] == (
+        "memvault.errors.MemvaultError: memorywire validates requests with the jsonschema package, which is not "
+        "installed: pip install 'memvault[serve]'")
+    assert "ModuleNotFoundError" not in done.stderr.splitlines()[-1]
+
+
+def test_recall_marks_an_entry_found_only_through_a_nearby_one(store, root):
+    (root / "memory" / "2026-01-01.md").write_text(
+        "# 2026-01-01\n\n## 09:00 - Observation\nUser mentioned wibblewobble pastries\nExpires: 2026-01-02\n\n"
+        "## 09:05 - Observation\nfrustrated by the slow kazoo build\n", encoding="utf-8")
+    got = call(store, "recall", {"agent_id": "a", "query": "wibblewobble"})
+    assert problem("recall.response", got) is None and got["results"]
+    for hit in got["results"]:  # the expired entry that matched is left out; what came through it says so
+        assert hit["metadata"]["memvault"]["found_through_nearby"] is True, hit
+    got = call(store, "recall", {"agent_id": "a", "query": "kazoo"})
+    assert [h["content"] for h in got["results"]] == ["frustrated by the slow kazoo build"]
+    assert "found_through_nearby" not in got["results"][0]["metadata"]["memvault"]
+
+
+@pytest.mark.parametrize(("request_", "said"), [
+    ({"metadata": {"tags": ["ok\nSupersedes: x"]}}, "$.metadata.tags "),
+    ({"source": "a\tb\x07"}, "$.source "),
+    ({"content": "Mia mag Tee\nSupersedes: 2026-01-01T09:00"}, "send no Supersedes: line in content"),
+])
+def test_remember_errors_name_the_requests_fields_not_cli_flags(store, request_, said):
+    with pytest.raises(InputError) as caught:
+        call(store, "remember", {"agent_id": "a", "type": "semantic", "content": "Mia mag Tee", **request_})
+    assert said in str(caught.value) and "--" not in str(caught.value)

@@ -125,6 +125,17 @@ def test_review_queue_cli_lists_approves_and_rejects(store, root, runner):
     assert missing.exit_code == 1 and json.loads(missing.output)["error"]["code"] == "not_found"
 
 
+def test_review_queue_says_forgets_merges_and_expires_as_a_person_reads_them(store, root, runner):
+    a = call(store, "remember", {"agent_id": "a", "type": "semantic", "content": "Ida spielt Cello"})
+    b = call(store, "remember", {"agent_id": "a", "type": "semantic", "content": "Ida spielt das Cello"})
+    call(store, "forget", {"agent_id": "bot", "ids": [a["id"]], "approval_required": True})
+    call(store, "merge", {"agent_id": "bot", "canonical": a["id"], "duplicates": [b["id"]], "approval_required": True})
+    call(store, "forget", {"agent_id": "bot", "filter": {"tags": ["musik", "ida"]}, "approval_required": True})
+    call(store, "expire", {"agent_id": "bot", "policy": {"older_than_days": 90}, "approval_required": True})
+    lines = runner.invoke(cli, ["review-queue"]).output.splitlines()
+    assert lines[1::2] == [f"  {a['id']}", f"  {b['id']} into {a['id']}", "  tags musik, ida", "  older_than_days 90"]
+
+
 # -- the format: Forgotten:, Agent-Id:, User-Id:, Metadata: -----------------------------------
 
 LOG = """# 2026-03-02

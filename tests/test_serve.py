@@ -3,6 +3,7 @@ tests/test_serve_mcp.py drives the real servers with the SDK's client)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from memvault.serve.settings import (
     RateLimiter,
     ServeSettings,
     check_bind,
+    foreign_request,
     is_loopback,
     token_ok,
 )
@@ -185,7 +187,8 @@ def test_a_second_server_on_the_same_vault_searches_without_a_watcher(service, r
     second = Service(root)
     second.start()  # the first one's watcher holds the vault: no error, fresh files every search
     try:
-        assert second.watcher is None and "already watching" in second.watcher_note
+        assert second.watcher is None and second.watcher_note.startswith("shared: another memvault watcher (pid ")
+        assert "stop it" not in second.watcher_note
         (root / "memory" / "2026-03-03.md").write_text("# 2026-03-03\n\n## 08:00 - Observation\nZebrafinken\n")
         assert second.search("Zebrafinken")["results"]
     finally:
@@ -196,7 +199,9 @@ def test_a_second_server_on_the_same_vault_searches_without_a_watcher(service, r
 
 @pytest.mark.parametrize(("host", "loopback"), [("127.0.0.1", True), ("127.8.0.1", True), ("localhost", True),
                                                 ("::1", True), ("[::1]", True), ("0.0.0.0", False), ("::", False),
-                                                ("192.168.1.20", False), ("example.org", False)])
+                                                ("192.168.1.20", False), ("example.org", False),
+                                                ("127.1", True), ("LOCALHOST", True), ("", False),
+                                                ("127.evil.example", False)])
 def test_loopback_hosts(host, loopback):
     assert is_loopback(host) is loopback
 
@@ -206,8 +211,11 @@ def test_a_non_loopback_bind_needs_a_token():
         check_bind("0.0.0.0", None)
     check_bind("0.0.0.0", "s3cr3t-t0ken")
     check_bind("127.0.0.1", None)
+    check_bind("127.1", None)
     with pytest.raises(InputError):
         check_bind("127.0.0.1", "  ")
+    with pytest.raises(InputError, match="--host is empty"):
+        check_bind("", None)
 
 
 def test_settings_from_config_env_and_options():
@@ -226,6 +234,31 @@ def test_token_check():
     assert not token_ok("abc", None)
     assert not token_ok("abc", "Bearer abd")
     assert not token_ok("abc", "Basic abc")
+    assert token_ok("abc", "bearer abc") and token_ok("abc", "BEARER  abc")  # schemes are case-insensitive
+    assert not token_ok("abc", "Bearerabc")
+
+
+@pytest.mark.parametrize(("host", "origin", "port", "why"), [
+    ("127.0.0.1:8765", None, 8765, None), ("localhost:8765", "http://localhost:8765", 8765, None),
+    ("[::1]:8765", "http://127.0.0.1:8765", 8765, None), ("127.0.0.1", None, 80, None),
+    ("evil.example:8765", None, 8765, "Host"), ("evil.example", None, 8765, "Host"), (None, None, 8765, "Host"),
+    ("127.0.0.1:9999", None, 8765, "Host"), ("127.0.0.1:8765", "http://evil.example", 8765, "Origin"),
+    ("127.0.0.1:8765", "null", 8765, "Origin"), ("127.0.0.1:8765", "https://127.0.0.1:8765", 8765, "Origin"),
+])
+def test_foreign_requests(host, origin, port, why):
+    said = foreign_request(host, origin, port)
+    assert (said or "").split(" ")[0] == (why or "")
+
+
+def test_rate_limiter_says_how_long_until_a_slot_frees():
+    now = [0.0]
+    limiter = RateLimiter(5, clock=lambda: now[0])
+    assert [limiter.wait("a") for _ in range(5)] == [0.0] * 5
+    assert limiter.wait("a") == pytest.approx(12.0)  # 5 a minute: one every 12 s
+    now[0] += 11.0
+    assert limiter.wait("a") == pytest.approx(1.0)
+    now[0] += 1.0
+    assert limiter.wait("a") == 0.0
 
 
 def test_rate_limiter_is_a_bucket_per_client():
@@ -292,3 +325,22 @@ def test_the_search_the_server_answers_is_the_librarys(service, root):
     with Vault.open(root) as vault:
         expected = [h.id for h in search_vault(vault, "Drucker Toner", limit=5)]
     assert [d["id"] for d in service.search("Drucker Toner", limit=5)["results"]] == expected
+
+
+def test_serve_on_a_port_in_use_says_so_in_one_line(runner, root):
+    import socket
+
+    from memvault.cli import cli
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = runner.invoke(cli, ["--vault", str(root), "serve", "--port", str(port)])
+        assert result.exit_code == 1, result.output
+        assert result.output.strip() == f"Error: port {port} on 127.0.0.1 is in use (another server?); stop it or give --port"
+        result = runner.invoke(cli, ["--vault", str(root), "serve", "--port", str(port), "--json"])
+        assert result.exit_code == 1
+        error = json.loads(result.output)["error"]
+        assert error["code"] == "refused" and f"port {port} on 127.0.0.1 is in use" in error["message"]
+    assert not (root / ".memvault" / "watch.json").exists()  # refused before the watcher started

@@ -66,7 +66,7 @@ async def wrong_arguments(client: Client) -> None:
         "usage: search: argument 'query' must be a string (got 5)",
         "usage: search: argument 'limit' must be an integer (got 'ten')",
         "usage: search: argument 'limit' must be greater than or equal to 1 (got 0)",
-        "usage: remember: argument 'importance' must be a string (got list)",
+        "usage: remember: argument 'importance' must be a string or a number (got list)",
     ]
     assert list(said.values())[5].startswith("not_found: ")
 
@@ -234,6 +234,9 @@ def test_a_client_over_the_rate_gets_429(root):
     with ThreadedServer(Service(root), ServeSettings(port=0, rate_per_minute=5)) as server:
         codes = [http(server.url + "/v0/health")[0] for _ in range(7)]
         assert codes[:5] == [200] * 5 and codes[5:] == [429, 429]
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(server.url + "/v0/health", timeout=10)
+        assert 10 <= int(info.value.headers["Retry-After"]) <= 12  # a slot frees every 12 s, not in 1
 
 
 # -- the agent loop -------------------------------------------------------------------------

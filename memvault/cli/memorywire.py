@@ -19,8 +19,9 @@ def review_queue(ctx, action: str | None, item_id: str | None, reviewer: str | N
                  everything: bool, as_json: bool) -> None:
     """memorywire operations waiting for approval, or approve/reject one.
 
-    An agent's remember, forget or merge with `approval_required` (or one that `[memorywire]
-    approval` in memvault.toml names) is staged, not written. Without ACTION: the staged
+    An agent's remember, forget, merge or expire with `approval_required` (or one that
+    `[memorywire] approval` in memvault.toml names; the MCP remember tool's write shows as `log`)
+    is staged, not written. Without ACTION: the staged
     operations, oldest first. `approve ID --reviewer NAME` carries it out (the memory lands in
     the Markdown); `reject ID --reviewer NAME` drops it. Both decisions are kept with the
     reviewer and the time (docs/memorywire.md, "Governance").
@@ -48,12 +49,24 @@ def _list_text(items: list[dict]) -> str:
         return "no operations waiting for approval"
     lines = []
     for item in items:
-        request = item["request"]
-        what = request.get("content") or request.get("ids") or request.get("filter") or request.get("duplicates")
         state = item["status"] if item["decision"] is None else (
             f"{item['status']} by {item['decision']['reviewer']}")
-        lines += [f"{item['id']}  {item['operation']}  by {item['agent_id']}  {state}", f"  {short(str(what))}"]
+        lines += [f"{item['id']}  {item['operation']}  by {item['agent_id']}  {state}",
+                  f"  {short(_what(item['request']))}"]
     return "\n".join(lines)
+
+
+def _what(request: dict) -> str:
+    """What a staged request would write or forget, as a person reads it (not a Python list)."""
+    text = request.get("content") or request.get("text")
+    if text:
+        return str(text)
+    if request.get("duplicates"):
+        return f"{', '.join(map(str, request['duplicates']))} into {request.get('canonical')}"
+    if request.get("ids"):
+        return ", ".join(map(str, request["ids"]))
+    scope = request.get("filter") or request.get("policy") or {}
+    return ", ".join(f"{k} {', '.join(map(str, v)) if isinstance(v, list) else v}" for k, v in scope.items())
 
 
 def _decided_text(d: dict) -> str:

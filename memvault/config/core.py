@@ -167,8 +167,9 @@ SCHEMA: dict[str, dict[str, Want]] = {
     "hook": {"judge": one_of("all", "changed-lines")},
     # memorywire/governance.py MEMORYWIRE_DEFAULTS: which operations wait for a reviewer
     "memorywire": {"approval": Want(lambda v: v in ("none", "all") or (isinstance(v, list) and all(
-                       x in ("remember", "forget", "merge") for x in v)),
-                       "\"none\", \"all\" or a list of operations among \"remember\", \"forget\", \"merge\""),
+                       x in ("remember", "forget", "merge", "expire") for x in v)),
+                       "\"none\", \"all\" or a list of operations among \"remember\", \"forget\", \"merge\", "
+                       "\"expire\""),
                    "approval_url": TEXT, "demote": number(0, 1, above=True)},
     "retention": {"forget_below": RATIO, "max_live": number(0, whole=True), "archive": FLAG,
                   "keep_importance": number(0),  # above 1: no entry is kept for its importance

@@ -19,7 +19,7 @@ from typing import Any
 
 from memvault.errors import InputError, NotFoundError
 from memvault.memorywire.governance import Queue, decision
-from memvault.memorywire.schemas import check_response, schema, schema_names
+from memvault.memorywire.schemas import check_response, json_type, schema, schema_names
 from memvault.memorywire.store import CAPABILITIES, MemoryStore
 
 OPERATIONS = ("remember", "recall", "forget", "merge", "expire")
@@ -36,7 +36,7 @@ def call(store: MemoryStore, op: str, request: Any) -> dict[str, Any]:
     if op not in OPERATIONS:
         raise NotFoundError(f"no memorywire operation {op!r}; known: {', '.join(OPERATIONS)}, health")
     if not isinstance(request, dict):
-        raise InputError(f"{op} request $: must be a JSON object, got {type(request).__name__}")
+        raise InputError(f"{op} request $: must be a JSON object (got {json_type(request)})")
     return store.run(op, request)
 
 

@@ -1,6 +1,6 @@
 """Governance (memorywire spec §6): operations that wait for a reviewer, and the demoted entries.
 
-A `remember`, `forget` or `merge` whose request says `approval_required`, or that `[memorywire]
+A `remember`, `forget`, `merge` or `expire` whose request says `approval_required`, or that `[memorywire]
 approval` names, is staged instead of written: kept in `.memvault/memorywire-queue.json` (written
 atomically under its own lock) until `memvault review-queue approve ID --reviewer NAME` runs it
 or `reject` drops it. Both decisions stay in the queue file with the spec's governance response
@@ -26,11 +26,11 @@ from memvault.errors import InputError, NotFoundError, Refused
 from memvault.fsio import DERIVED_DIR, atomic_write, locked
 
 MEMORYWIRE_DEFAULTS: dict[str, Any] = {
-    "approval": "none",                        # "all", or a list among remember, forget, merge
+    "approval": "none",                        # "all", or a list among remember, forget, merge, expire
     "approval_url": "memvault://review-queue/",  # where a staged operation is reviewed: + its id
     "demote": 0.25,                            # expire's demote: the recall score multiplier
 }
-GOVERNED = ("remember", "forget", "merge")
+GOVERNED = ("remember", "forget", "merge", "expire")
 QUEUE_FILE = "memorywire-queue.json"
 DEMOTED_FILE = "memorywire-demoted.json"
 
@@ -41,6 +41,7 @@ def settings(config: Config) -> dict[str, Any]:
 
 def needs_approval(config: Config, op: str, request: dict[str, Any]) -> bool:
     """Whether `op` waits for a reviewer: the request asks, or the vault's policy says so (pure)."""
+    op = "remember" if op == "log" else op  # the MCP remember tool's write is a remember
     if op not in GOVERNED:
         return False
     policy = settings(config)["approval"]

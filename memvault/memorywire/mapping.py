@@ -70,21 +70,27 @@ def user_metadata(event: Event) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def metadata_of(event: Event, status: str, confidence: float) -> dict[str, Any]:
-    """A recall result's `metadata`: the request's own, then memvault's facts about the entry."""
+def metadata_of(event: Event, status: str, confidence: float, *, matched: bool = True) -> dict[str, Any]:
+    """A recall result's `metadata`: the request's own, then memvault's facts about the entry;
+    `found_through_nearby: true` when the entry holds none of the query's words and came only
+    through an entry near it (as search's results say it), e.g. because the entry that matched
+    is expired or dated ahead and so left out."""
+    nearby = {} if matched else {"found_through_nearby": True}
     return user_metadata(event) | {
         "memvault": {
             "entry_type": event.type, "kind": event.kind, "status": status, "location": event.location,
             "file": event.file, "line": event.line, "tags": list(event.tags), "source": event.source,
             "scope": event.scope, "confidence": round(confidence, 6), "agent_id": event.meta.get("agent-id"),
-            "user_id": event.meta.get("user-id"),
+            "user_id": event.meta.get("user-id"), **nearby,
         }
     }
 
 
 def check_filter(flt: Mapping[str, Any], what: str) -> dict[str, Any]:
     """A filter's keys, checked: an unknown key would silently filter nothing (a typo forgetting
-    everything), so it is a usage error naming its path."""
+    everything), so it is a usage error naming its path. The filter returned holds only keys that
+    narrow: an empty `tags`/`types` list (all of none) is dropped, so `{"tags": []}` is no filter
+    and `forget` refuses it as it refuses `{}` (mass-delete protection)."""
     for key, value in flt.items():
         if key not in FILTER_KEYS:
             raise InputError(f"{what} $.filter.{key}: unknown filter key; known: {', '.join(FILTER_KEYS)}")
@@ -98,7 +104,7 @@ def check_filter(flt: Mapping[str, Any], what: str) -> dict[str, Any]:
     bad = [t for t in types if t not in TYPES]
     if bad:
         raise InputError(f"{what} $.filter.type: {bad[0]!r} is not one of {', '.join(TYPES)}")
-    return dict(flt)
+    return {k: v for k, v in flt.items() if _as_list(v) or not isinstance(v, list)}
 
 
 def _as_list(value: Any) -> list[str]:
@@ -112,9 +118,10 @@ def matches(event: Event, flt: Mapping[str, Any]) -> bool:
     tags = {t.lower().lstrip("#") for t in _as_list(flt.get("tags"))}
     if not tags <= set(event.tags):
         return False
-    types = _as_list(flt.get("types")) + _as_list(flt.get("type"))
-    if types and memory_type(event) not in types:
-        return False
+    kind = memory_type(event)
+    for key in ("types", "type"):  # ANDed like every other key: `types` one of, `type` exactly
+        if key in flt and kind not in _as_list(flt[key]):
+            return False
     pairs = (("source", event.source), ("scope", event.scope), ("agent_id", event.meta.get("agent-id")),
              ("user_id", event.meta.get("user-id")))
     return all(flt[key] == value for key, value in pairs if key in flt)
@@ -131,3 +138,34 @@ def fused(scores: list[float], fusion: str, weights: Mapping[str, float] | None 
         return list(scores)
     weight = (weights or {}).get(RETRIEVERS[0], 1.0)
     return [weight * s for s in scores]
+
+
+# What the write path's errors call a value (the CLI's flags, as `memvault log` takes it), in the
+# words of each API: a client sending JSON has no `--tags` to fix.
+REMEMBER_WORDS = {"use --supersedes": "send no Supersedes: line in content (/v0 writes none; forget or merge the "
+                                      "old entry instead)",
+                  "use --reconfirms": "send no Reconfirms: line in content", "use --source": "use $.source",
+                  "use --tags": "use $.metadata.tags", "use --scope": "use $.metadata.scope",
+                  "use --importance": "use $.metadata.importance", "use --confidence": "use $.confidence",
+                  "use --expires": "use $.expires_at",
+                  "--tags": "$.metadata.tags", "--source": "$.source", "--scope": "$.metadata.scope",
+                  "--importance": "$.metadata.importance", "--expires": "$.expires_at", "--type ": "$.type "}
+
+
+def tool_words(names: tuple[str, ...]) -> dict[str, str]:
+    """The same for an MCP tool whose arguments are `names`: `--tags` -> `argument 'tags'`
+    (`--type` -> `types` for a tool that takes a list of them)."""
+    words = {}
+    for flag in ("tags", "source", "scope", "importance", "supersedes", "confidence", "type", "reconfirms"):
+        arg = flag if flag in names else "types" if flag == "type" and "types" in names else None
+        if arg is not None:
+            words[f"use --{flag}"] = f"use the argument '{arg}'"
+            words[f"--{flag} "] = f"argument '{arg}' "
+    return words
+
+
+def api_words(message: str, words: Mapping[str, str]) -> str:
+    """`message` with each CLI flag said as the API names that value (pure)."""
+    for flag, said in words.items():
+        message = message.replace(flag, said)
+    return message

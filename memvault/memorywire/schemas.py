@@ -39,14 +39,55 @@ def _text(name: str) -> str:
     return resources.files("memvault.memorywire").joinpath("schemas", name + SUFFIX).read_text(encoding="utf-8")
 
 
+MISSING = ("memorywire validates requests with the jsonschema package, which is not installed: "
+           "pip install 'memvault[serve]'")
+
+
 @cache
 def _validator(name: str) -> Any:
     try:
         from jsonschema import Draft202012Validator
-    except ImportError as exc:  # pragma: no cover - the test extra installs it
-        raise MemvaultError("memorywire validates requests with the jsonschema package, which is not installed: "
-                            "pip install 'memvault[serve]'") from exc
+    except ImportError as exc:  # tests/test_memorywire.py runs this without the package
+        raise MemvaultError(MISSING) from exc
     return Draft202012Validator(schema(name))
+
+
+def _best_match(errors: Iterable[Any]) -> Any:
+    # imported only after _validator ran: that one says which extra is missing
+    from jsonschema.exceptions import best_match
+
+    return best_match(errors)
+
+
+JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer", float: "number",
+              type(None): "null"}
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a value's type (`null`, `array`, ...), for errors a JSON client reads."""
+    return JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def _message(error: Any) -> tuple[list[Any], str]:
+    """(extra path parts, message) in JSON's words: `must be an integer (got boolean)`, never
+    jsonschema's Python reprs (`True is not of type 'integer'`)."""
+    kind, value = error.validator, error.validator_value
+    if kind == "type":
+        wanted = " or ".join(value) if isinstance(value, list) else value
+        return [], f"must be {'an' if str(wanted)[0] in 'aeiou' else 'a'} {wanted} (got {json_type(error.instance)})"
+    if kind == "enum":
+        return [], f"must be one of {', '.join(json.dumps(v) for v in value)} (got {json.dumps(error.instance)})"
+    if kind == "additionalProperties" and isinstance(error.instance, dict):
+        known = list(error.schema.get("properties", {}))
+        extra = next((k for k in error.instance if k not in known), "?")
+        return [extra], f"unknown key; known: {', '.join(known)}"
+    if kind in ("minItems", "minLength") and value == 1:
+        return [], "must not be empty"
+    if kind in ("minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems"):
+        bound = "at least" if kind.startswith("min") else "at most"
+        unit = " character" if "Length" in kind else " item" if "Items" in kind else ""
+        return [], f"must be {bound} {value}" if not unit else f"must hold {bound} {value}{unit}{'s' * (value != 1)}"
+    return [], error.message
 
 
 def json_path(parts: Iterable[Any]) -> str:
@@ -59,9 +100,8 @@ def json_path(parts: Iterable[Any]) -> str:
 
 def problem(name: str, instance: Any) -> tuple[str, str] | None:
     """(JSON path, message) of the most relevant way `instance` fails schema `name`, or None."""
-    from jsonschema.exceptions import best_match
-
-    error = best_match(_validator(name).iter_errors(instance))
+    validator = _validator(name)
+    error = _best_match(validator.iter_errors(instance))
     if error is None:
         return None
     path = list(error.absolute_path)
@@ -69,7 +109,8 @@ def problem(name: str, instance: Any) -> tuple[str, str] | None:
         missing = next((k for k in error.validator_value if isinstance(error.instance, dict) and k not in error.instance), None)
         if missing is not None:
             return json_path([*path, missing]), "is required"
-    return json_path(path), error.message
+    more, message = _message(error)
+    return json_path([*path, *more]), message
 
 
 def check_request(op: str, request: Any, where: str = "request") -> None:

@@ -27,6 +27,7 @@ from memvault.vault import Vault
 from memvault.write.guard import check_entry_text, check_written
 from memvault.write.log import log_entry
 
+LOG_ARGS = ("text", "type", "tags", "importance", "confidence", "source", "scope", "supersedes")  # the MCP tool's
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 CAPABILITIES = frozenset({"semantic", "episodic", "procedural", "emotional", "fts", "recall_tracking",
                           "governance", "soft_delete", "hard_delete"})
@@ -72,6 +73,14 @@ class MemoryStore:
     def expire(self, request: dict[str, Any]) -> dict[str, Any]:
         return self.run("expire", request)
 
+    def log(self, request: dict[str, Any]) -> dict[str, Any]:
+        """memvault's own write (the MCP `remember` tool): `memvault log`'s entry types and
+        `supersedes`, which the spec's remember has not, under the same governance as remember
+        (`[memorywire] approval`) and with a stable `Id:` as remember writes. `request`:
+        `agent_id`, `text`, and optionally `type`, `tags`, `importance`, `confidence`, `source`,
+        `scope`, `supersedes`, `approval_required`."""
+        return self.run("log", request)
+
     def health(self) -> dict[str, Any]:
         return {"status": "ok", "store": mw.STORE, "vault": str(self.root), "capabilities": sorted(CAPABILITIES),
                 "pending_approvals": len(self.queue.items())}
@@ -83,11 +92,19 @@ class MemoryStore:
     def run(self, op: str, request: dict[str, Any], *, approved: bool = False) -> dict[str, Any]:
         """Check `request`, stage it when governance says so (unless `approved`), else carry it
         out; the response, checked against its schema."""
-        schemas.check_request(op, request)
-        if not approved and needs_approval(self.config, op, request):
-            response = self._stage(op, request)
-        else:
-            response = getattr(self, f"_{op}")(request)
+        if op in schemas.schema_names():  # `log` is memvault's own: its caller checked the arguments
+            schemas.check_request(op, request)
+        try:
+            if not approved and needs_approval(self.config, op, request):
+                response = self._stage(op, request)
+            else:
+                response = getattr(self, f"_{op}")(request)
+        except InputError as exc:  # the write path speaks of `memvault log`'s flags; say the request's fields
+            words = mw.REMEMBER_WORDS if op == "remember" else mw.tool_words(LOG_ARGS) if op == "log" else {}
+            said = mw.api_words(str(exc), words)
+            if said == str(exc):
+                raise
+            raise type(exc)(said, file=exc.file, line=exc.line) from exc
         schemas.check_response(op, response)
         return response
 
@@ -95,10 +112,12 @@ class MemoryStore:
         PRECHECK[op](self, request)  # what would be refused anyway is refused now, not at review
         item = self.queue.stage(op, request)
         pending = {"pending_approval": True, "approval_url": item["approval_url"]}
-        if op == "remember":
+        if op in ("remember", "log"):
             return {"id": item["id"], "stored_at": item["staged_at"], "stores": [], **pending}
         if op == "forget":
             return {"forgotten_ids": [], "hard_delete": bool(request.get("hard_delete")), "stores": [], **pending}
+        if op == "expire":
+            return {"matched_count": 0, "action_taken": request.get("action", "forget"), "stores": [], **pending}
         return {"canonical": request["canonical"], "merged_count": 0,
                 "strategy_used": request.get("strategy", "keep_canonical"), "stores": [], **pending}
 
@@ -139,6 +158,32 @@ class MemoryStore:
         for value in args["meta"].values():
             check_written(value, where="the new entry's metadata")
 
+    def _log_args(self, request: dict[str, Any]) -> dict[str, Any]:
+        return {"type": request.get("type") or "observation", "tags": tuple(request.get("tags") or ()),
+                "importance": request.get("importance"), "confidence": request.get("confidence"),
+                "source": request.get("source"), "scope": request.get("scope"),
+                "supersedes": request.get("supersedes")}
+
+    def _log(self, request: dict[str, Any]) -> dict[str, Any]:
+        from memvault.write.log import log_result
+
+        vault = self._fresh()
+        event = log_entry(vault, request["text"], **self._log_args(request), entry_id=new_id(), fresh_id=True)
+        said = log_result(self._fresh(), event) if event.supersedes else {"supersedes": None}
+        return {"id": event.id, "stored_at": mw.epoch_ms(event.timestamp), "stores": [mw.STORE],
+                "pending_approval": False, "approval_url": None, "location": event.location,
+                "timestamp": event.timestamp.isoformat() if event.timestamp else None,
+                "supersedes": said["supersedes"]}
+
+    def _precheck_log(self, request: dict[str, Any]) -> None:
+        vault = self._fresh()
+        args = self._log_args(request)
+        check_written(check_entry_text(request["text"]), where="the new entry")
+        if str(args["type"]).lower() not in vault.config.types:
+            raise InputError(f"unknown type {args['type']!r}; known: {', '.join(vault.config.types)}")
+        if args["supersedes"]:
+            _named(vault, args["supersedes"], "$.supersedes", "remember")
+
     # -- recall ------------------------------------------------------------------------------
 
     def _recall(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -167,8 +212,8 @@ class MemoryStore:
                         key=lambda pair: -pair[0])[:k]
         results: list[dict[str, Any]] = [{
             "id": h.id, "type": mw.memory_type(h.event), "content": mw.content_of(h.event), "score": round(s, 6),
-            "metadata": mw.metadata_of(h.event, h.status, h.confidence), "created_at": mw.epoch_ms(h.timestamp),
-            "supporting": [], "source_store": mw.RETRIEVERS[0],
+            "metadata": mw.metadata_of(h.event, h.status, h.confidence, matched=h.matched),
+            "created_at": mw.epoch_ms(h.timestamp), "supporting": [], "source_store": mw.RETRIEVERS[0],
         } for s, h in ranked if h.event is not None]
         access.record(self.root, [h.id for _, h in ranked])  # an agent's recall is a recall (retention)
         return {"results": results, "fusion_used": fusion, "stores_queried": list(mw.RETRIEVERS),
@@ -177,38 +222,47 @@ class MemoryStore:
     # -- forget ------------------------------------------------------------------------------
 
     def _scope(self, request: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
-        ids, flt = list(dict.fromkeys(request.get("ids") or [])), request.get("filter") or {}
+        ids = list(dict.fromkeys(request.get("ids") or []))
+        flt = mw.check_filter(request.get("filter") or {}, "forget request")  # vacuous keys dropped
         if not ids and not flt:
-            raise InputError("forget request $: give ids or a filter; without either it would forget every memory "
+            raise InputError("forget request $: give ids or a filter that narrows (an empty filter or empty "
+                             "tags/types list matches everything); without either it would forget every memory "
                              "(mass-delete protection)")
-        return ids, mw.check_filter(flt, "forget request")
+        return ids, flt
 
     def _precheck_forget(self, request: dict[str, Any]) -> None:
-        self._scope(request)
-        if request.get("reason"):
-            tombstone(self._fresh().now(), request["reason"])
-
-    def _forget(self, request: dict[str, Any]) -> dict[str, Any]:
-        ids, flt = self._scope(request)
         vault = self._fresh()
-        tl, now = vault.timeline, vault.now()
-        unknown = [i for i in ids if i not in tl.by_id]
-        if unknown:
-            raise NotFoundError(f"forget request $.ids: no entry {', '.join(map(repr, unknown))}; nothing was forgotten")
+        self._chosen(vault, request)  # an unknown id or a bullet is refused now, not at review
+        if request.get("reason"):
+            tombstone(vault.now(), request["reason"])
+
+    def _chosen(self, vault: Vault, request: dict[str, Any]) -> list[Event]:
+        """The entries a forget request names: by id (an id, its unique start, or a cite as `get`
+        takes them; all or nothing) or by filter."""
+        ids, flt = self._scope(request)
+        tl = vault.timeline
         if ids:
-            chosen = [tl.by_id[i] for i in ids if not flt or mw.matches(tl.by_id[i], flt)]
+            named = [_named(vault, ref, f"$.ids[{n}]", "forget") for n, ref in enumerate(ids)]
+            chosen = list({e.id: e for e in named if not flt or mw.matches(e, flt)}.values())
             refused = [why for e in chosen if (why := forgettable(e)) is not None]
             if refused:
-                raise Refused(f"{refused[0]}; nothing was forgotten")
-        else:
-            chosen = [e for e in tl.events if tl.by_id.get(e.id) is e and forgettable(e) is None and mw.matches(e, flt)]
+                raise Refused(f"forget request: {refused[0]}; nothing was forgotten")
+            return chosen
+        return [e for e in tl.events if tl.by_id.get(e.id) is e and forgettable(e) is None and mw.matches(e, flt)]
+
+    def _forget(self, request: dict[str, Any]) -> dict[str, Any]:
+        vault = self._fresh()
+        chosen = self._chosen(vault, request)
+        tl, now = vault.timeline, vault.now()
         hard = bool(request.get("hard_delete"))
         if hard:
             for ev in chosen:  # a reference to a removed entry breaks `check` (MV011) and so every commit
-                named_by = [*tl.superseded_by.get(ev.id, ()), *tl.reconfirmed_by.get(ev.id, ()), *tl.cited_by(ev)]
+                named_by = [*tl.superseded_by.get(ev.id, ()), *tl.reconfirmed_by.get(ev.id, ()), *tl.cited_by(ev),
+                            *merged_into(tl.events, ev.id)]
                 if named_by:
-                    raise Refused(f"{ev.id} is named by {', '.join(named_by)}; removing it would leave that reference "
-                                  "dangling: forget it softly (hard_delete false); nothing was forgotten")
+                    raise Refused(f"forget request: {ev.id} is named by {', '.join(named_by)}; removing it would "
+                                  "leave that reference dangling: forget it softly (hard_delete false); nothing was "
+                                  "forgotten")
             done = forget_hard(vault, chosen)
         else:
             chosen = [e for e in chosen if tl.status(e, now) != "forgotten"]
@@ -259,13 +313,13 @@ class MemoryStore:
 
     # -- expire ------------------------------------------------------------------------------
 
+    def _precheck_expire(self, request: dict[str, Any]) -> None:
+        _policy(request)
+
     def _expire(self, request: dict[str, Any]) -> dict[str, Any]:
         from memvault.search import access
 
-        policy, action = request.get("policy") or {}, request.get("action", "forget")
-        if not policy:
-            raise InputError("expire request $.policy: give at least one of older_than_days, type, confidence_below, "
-                             "no_recall_in_days; an empty policy would match every memory")
+        policy, action = _policy(request), request.get("action", "forget")
         vault = self._fresh()
         tl, now = vault.timeline, vault.now()
         recalls = access.stats(self.root) if "no_recall_in_days" in policy else {}
@@ -281,9 +335,26 @@ class MemoryStore:
 
 
 PRECHECK: dict[str, Callable[[MemoryStore, dict[str, Any]], None]] = {
-    "remember": MemoryStore._precheck_remember, "forget": MemoryStore._precheck_forget,
-    "merge": MemoryStore._precheck_merge,
+    "remember": MemoryStore._precheck_remember, "log": MemoryStore._precheck_log, "forget": MemoryStore._precheck_forget,
+    "merge": MemoryStore._precheck_merge, "expire": MemoryStore._precheck_expire,
 }
+
+
+POLICY_KEYS = ("older_than_days", "type", "confidence_below", "no_recall_in_days")
+
+
+def _policy(request: dict[str, Any]) -> dict[str, Any]:
+    """An expire request's policy, refused when it holds no criterion (it would match every
+    memory) or a key it does not know (a typo must not match everything: the schema refuses it
+    too, this holds for a caller that skips the schema)."""
+    policy = request.get("policy") or {}
+    unknown = [k for k in policy if k not in POLICY_KEYS]
+    if unknown:
+        raise InputError(f"expire request $.policy.{unknown[0]}: unknown key; known: {', '.join(POLICY_KEYS)}")
+    if not policy:
+        raise InputError(f"expire request $.policy: give at least one of {', '.join(POLICY_KEYS)}; a policy without "
+                         "one would match every memory (mass-delete protection)")
+    return dict(policy)
 
 
 def expired_by(policy: dict[str, Any], event: Event, confidence: Callable[[Event], float], last_recall: Any,
@@ -337,11 +408,18 @@ def _strings(value: Any, where: str) -> list[str]:
     return [t for t in items if t.strip()]
 
 
-def _named(vault: Vault, ref: str, where: str) -> Event:
+def _named(vault: Vault, ref: str, where: str, op: str = "merge") -> Event:
     try:
         return vault.timeline.by_id.get(ref) or vault.find(ref)
     except NotFoundError as exc:
-        raise type(exc)(f"merge request {where}: {exc}") from exc
+        tail = "; nothing was forgotten" if op == "forget" else ""
+        raise type(exc)(f"{op} request {where}: {exc}{tail}") from exc
+
+
+def merged_into(events: list[Event], target: str) -> list[str]:
+    """The ids of the entries whose tombstone says `merged into <target>` (merge writes it)."""
+    said = f"merged into {target}"
+    return [e.id for e in events if e.forgotten is not None and said in (e.meta.get("forgotten") or "")]
 
 
 def _merged(lead: Event, rows: list[Event], agent_id: str, everyone: list[Event] | None = None) -> dict[str, Any]:

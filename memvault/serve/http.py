@@ -12,6 +12,7 @@ refused 403, secret 422, ...). Needs the `serve` extra; imported only when a ser
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -20,10 +21,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from memvault.errors import MemvaultError
-from memvault.memorywire import schema, schema_names
+from memvault.memorywire import OPERATIONS, schema, schema_names
 from memvault.serve.mcp_tools import build_mcp
 from memvault.serve.service import Service
-from memvault.serve.settings import RateLimiter, ServeSettings, token_ok
+from memvault.serve.settings import (
+    RateLimiter,
+    ServeSettings,
+    foreign_request,
+    is_json,
+    is_loopback,
+    token_ok,
+)
 from memvault.serve.wire import Wire
 
 Scope = MutableMapping[str, Any]
@@ -60,15 +68,47 @@ def build_app(service: Service, settings: ServeSettings) -> ASGIApp:
 
     @server.custom_route("/v0/{op}", methods=["POST"])
     async def operation(request: Request) -> Response:
+        if request.path_params["op"] != "health" and allowed_methods(request.path_params["op"]) == ("GET",):
+            return await elsewhere(request)  # POST /v0/schemas: 405, not "no operation schemas"
         try:
             body = json.loads(await request.body() or b"{}")
         except ValueError as exc:
             return error_response(400, "usage", f"the request body is not JSON: {exc}")
         return await _answer(lambda: wire.call(request.path_params["op"], body, own_url(request)))
 
+    # last: whatever no route above takes (a GET on an operation, an unknown path) answers JSON too
+    for path in ("/v0", "/v0/{rest:path}"):
+        server.custom_route(path, methods=list(ANY_METHOD))(elsewhere)
+
     app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=settings.host,
                                      max_request_body_size=settings.max_body_bytes)
     return Guard(app, settings)
+
+
+ANY_METHOD = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+async def elsewhere(request: Request) -> Response:
+    """A /v0 request no route takes: 405 (with `Allow`) on a path that takes other methods, else 404."""
+    rest = request.url.path.removeprefix("/v0").strip("/")
+    allowed = allowed_methods(rest)
+    if allowed:
+        return error_response(405, "method_not_allowed", f"{request.method} /v0/{rest}: use {' or '.join(allowed)}",
+                              {"Allow": ", ".join(allowed)})
+    return error_response(404, "not_found", f"no route /v0/{rest}; the operations are POST /v0/{{{', '.join(OPERATIONS)}}}, "
+                          "GET /v0/health, GET /v0/schemas[/NAME], GET /v0/review-queue/ID")
+
+
+def allowed_methods(rest: str) -> tuple[str, ...]:
+    """The methods a /v0 path takes (pure); none: no such path."""
+    head, _, tail = rest.partition("/")
+    if rest == "health":
+        return ("GET", "POST")
+    if rest in OPERATIONS:
+        return ("POST",)
+    if rest == "schemas" or (head in ("schemas", "review-queue") and tail and "/" not in tail):
+        return ("GET",)
+    return ()
 
 
 def own_url(request: Request) -> str | None:
@@ -126,14 +166,37 @@ class Guard:
         if not token_ok(self.settings.token, headers.get("authorization")):
             return error_response(401, "unauthorized", "missing or wrong token: send `Authorization: Bearer <token>`",
                                   {"WWW-Authenticate": "Bearer"})
+        foreign = self._foreign(scope, headers)
+        if foreign is not None:
+            return foreign
         client = (scope.get("client") or ("?", 0))[0]
-        if not self.limiter.allow(client):
+        wait = self.limiter.wait(client)
+        if wait:  # the seconds until the bucket holds a request again, rounded up
             return error_response(429, "rate_limited", f"more than {self.settings.rate_per_minute} requests a "
-                                  "minute from this client ([serve] rate_per_minute)", {"Retry-After": "1"})
+                                  "minute from this client ([serve] rate_per_minute)",
+                                  {"Retry-After": str(max(1, math.ceil(wait)))})
         length = headers.get("content-length", "")
         if length.isdigit() and int(length) > self.settings.max_body_bytes:
             return error_response(413, "too_large", f"request body over {self.settings.max_body_bytes} bytes "
                                   "([serve] max_body_bytes)")
+        return None
+
+    def _foreign(self, scope: Scope, headers: dict[str, str]) -> Response | None:
+        """/v0 takes no cross-site request: on loopback, `Host`/`Origin` must be this server's
+        (a web page's DNS-rebinding or form post cannot reach it; /mcp has the SDK's own check),
+        and a POST must say JSON, which a browser sends only after a CORS preflight this server
+        never grants."""
+        path = scope.get("path", "")
+        if not (path == "/v0" or path.startswith("/v0/")):
+            return None
+        if is_loopback(self.settings.host):
+            port = (scope.get("server") or (None, None))[1]
+            why = foreign_request(headers.get("host"), headers.get("origin"), port)
+            if why is not None:
+                return error_response(421 if why.startswith("Host") else 403, "forbidden", why)
+        if scope.get("method") == "POST" and path != "/v0/health" and not is_json(headers.get("content-type")):
+            return error_response(415, "usage", f"POST {path} takes a JSON body: send `Content-Type: "
+                                  f"application/json` (got {headers.get('content-type') or 'none'})")
         return None
 
     async def _read_body(self, scope: Scope, receive: Receive) -> tuple[list[Message], bool]:

@@ -9,6 +9,7 @@ Needs the `serve` extra; imported only when a server starts.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -19,6 +20,7 @@ from pydantic import Field, ValidationError
 
 from memvault.context import DEFAULT_BUDGET
 from memvault.errors import MemvaultError
+from memvault.memorywire.mapping import api_words, tool_words
 from memvault.serve.service import Service
 from memvault.serve.wire import Wire
 
@@ -91,7 +93,8 @@ def _tools(service: Service, wire: Wire) -> list[tuple[Callable[..., Any], ToolA
                  type: Annotated[str, Field(description="observation (what happened or was said), belief "
                                             "(a fact or preference), decision, or correction.")] = "observation",
                  tags: Annotated[list[str] | None, Field(description="A few lowercase topic tags.")] = None,
-                 importance: Annotated[str | None, Field(description="high, medium or low.")] = None,
+                 importance: Annotated[str | float | None, Field(description="high, medium or low, or a number "
+                                                                 "0-1.")] = None,
                  confidence: Annotated[float | None, Field(ge=0, le=1, description="0-1; default 1.")] = None,
                  source: Annotated[str | None, Field(description="Who said it: user, a URL, a session id.")] = None,
                  supersedes: Annotated[str | None, Field(description="Id of the entry this one corrects or "
@@ -100,8 +103,12 @@ def _tools(service: Service, wire: Wire) -> list[tuple[Callable[..., Any], ToolA
         """Write a new memory: appends an entry to today's daily log (plain Markdown the user can read and
         edit), searchable at once. Use it for preferences, facts, decisions and corrections worth keeping
         beyond this conversation; to change an old memory, give `supersedes` with its id instead of
-        repeating it. Never store passwords, keys or tokens: they are refused. Returns the new id and cite."""
-        return service.remember(text, type, tags, importance, confidence, source, None, supersedes)
+        repeating it. Never store passwords, keys or tokens: they are refused. Returns the new id (stable:
+        it stays the entry's when the file is edited) and cite; when the vault requires approval, nothing is
+        written yet: `pending_approval` with the `approval_url` a person reviews."""
+        request = {"agent_id": MCP_AGENT, "text": text, "type": type, "tags": tags, "importance": importance,
+                   "confidence": confidence, "source": source, "supersedes": supersedes}
+        return wire.remember({k: v for k, v in request.items() if v is not None})
 
     def forget(ids: Annotated[list[str], Field(min_length=1, max_length=100, description="The ids of the "
                                                "entries to forget, as `search` or `get` gave them.")],
@@ -201,32 +208,41 @@ KINDS = {"string": "must be a string", "int": "must be an integer", "float": "mu
 
 
 def argument_errors(exc: ValidationError) -> str:
-    """One clause per wrong argument, naming it and what it takes ('limit' must be an integer)."""
-    said = []
+    """One clause per wrong argument, naming it and what it takes ('limit' must be an integer;
+    an argument of several types, `importance`: 'must be a string or a number')."""
+    said: dict[str, str] = {}  # clause by argument, in order
+    wanted: dict[str, list[str]] = {}
     for err in exc.errors():
-        where = ".".join(str(part) for part in err["loc"]) or "arguments"
+        parts = [str(p) for p in err["loc"] if not (isinstance(p, str) and p in UNION_TAGS)]
+        where = ".".join(parts) or "arguments"
         if err["type"] == "missing":
-            said.append(f"argument '{where}' is required")
+            said[where] = f"argument '{where}' is required"
         elif err["type"] == "extra_forbidden":
-            said.append(f"there is no argument '{where}'")
+            said[where] = f"there is no argument '{where}'"
         else:
             got = err.get("input")
             shown = repr(got) if isinstance(got, (int, float, bool)) or (isinstance(got, str) and len(got) < 40) \
                 else type(got).__name__
-            kind = err["type"].split("_")[0]
-            msg = KINDS.get(kind) or err["msg"].replace("Input should be", "must be")
-            said.append(f"argument '{where}' {msg} (got {shown})")
-    return "; ".join(dict.fromkeys(said))
+            msg = KINDS.get(err["type"].split("_")[0]) or err["msg"].replace("Input should be", "must be")
+            kinds = wanted.setdefault(where, [])
+            kinds.append(msg.removeprefix("must be ") if kinds else msg)
+            said[where] = f"argument '{where}' {' or '.join(dict.fromkeys(kinds))} (got {shown})"
+    return "; ".join(said.values())
+
+
+UNION_TAGS = {"str", "float", "int", "bool", "list[str]", "none"}
 
 
 def _library_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     """A library error as a tool error the model can act on: `refused: ...`, `not_found: ...`."""
+    words = tool_words(tuple(inspect.signature(fn).parameters))  # `--type 'x'` -> `argument 'types' 'x'`
+
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except MemvaultError as exc:
-            raise ToolError(f"{exc.code}: {exc}") from None
+            raise ToolError(f"{exc.code}: {api_words(str(exc), words)}") from None
     return call
 
 

@@ -7,8 +7,10 @@ Needs the `serve` extra; imported only when a server starts.
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -18,6 +20,7 @@ from typing import Any
 
 import uvicorn
 
+from memvault.errors import InputError, Refused
 from memvault.serve.http import MCP_PATH, build_app
 from memvault.serve.mcp_tools import build_mcp
 from memvault.serve.service import Service
@@ -83,14 +86,35 @@ def bound_url(server: uvicorn.Server) -> str:
     return f"http://{host}:{port}"
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """The server's socket, bound here rather than by uvicorn, so a port in use is one clear
+    `Refused` (exit 1, JSON with --json) instead of uvicorn's log line and a traceback."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        raise InputError(f"--host {host!r}: not an address this machine can listen on ({exc.strerror})") from exc
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a restart reuses the port at once
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise Refused(f"port {port} on {host} is in use (another server?); stop it or give --port") from exc
+        raise Refused(f"cannot listen on {host} port {port}: {exc.strerror or exc}") from exc
+    sock.set_inheritable(True)
+    return sock
+
+
 def run_http(service: Service, settings: ServeSettings, announce: Callable[[str], None]) -> int:
     """Serve until SIGINT/SIGTERM (uvicorn's handlers: in-flight requests finish first);
     `announce(url)` once listening."""
+    sock = listen(settings.host, settings.port)
     server = _uvicorn(service, settings)
     try:  # uvicorn shuts down gracefully, then raises the signal again: it ends up here
         with _sigterm_exits(service):
             service.start()
-            asyncio.run(_serve(server, announce))
+            asyncio.run(_serve(server, announce, sock))
     except KeyboardInterrupt:
         pass
     finally:
@@ -98,8 +122,8 @@ def run_http(service: Service, settings: ServeSettings, announce: Callable[[str]
     return 0
 
 
-async def _serve(server: uvicorn.Server, announce: Callable[[str], None]) -> None:
-    task = asyncio.create_task(server.serve())
+async def _serve(server: uvicorn.Server, announce: Callable[[str], None], sock: socket.socket) -> None:
+    task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started and not task.done():
         await asyncio.sleep(0.02)
     if server.started:

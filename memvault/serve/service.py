@@ -13,6 +13,7 @@ the library's (`MemvaultError`), which the transports turn into tool errors or J
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 import threading
 from collections.abc import Iterator
@@ -60,8 +61,8 @@ class Service:
         watcher = Watcher(vault, WatchOptions.from_config(vault, backend=self.backend), LogSink(sys.stderr))
         try:
             watcher.start()
-        except WatcherRunning as exc:  # `memvault watch` keeps the index current already
-            self.watcher_note = str(exc)
+        except WatcherRunning as exc:  # `memvault watch` or another server keeps the index current already
+            self.watcher_note = shared_watcher_note(str(exc))
             return
         self.watcher, self.watcher_note = watcher, "running"
 
@@ -170,17 +171,27 @@ class Service:
                  scope: str | None = None, supersedes: str | None = None) -> dict[str, Any]:
         """`memvault log`: one entry appended to today's log, refused as `log` refuses (secrets,
         control characters, headings); the index updated for that file before returning."""
+        from memvault.memorywire.store import new_id
         from memvault.search.index import open_index
         from memvault.write.log import log_entry, log_result
 
         with self.vault() as vault:
             event = log_entry(vault, text, type=type, tags=tuple(tags or ()), importance=importance,
-                              confidence=confidence, source=source, scope=scope, supersedes=supersedes)
+                              confidence=confidence, source=source, scope=scope, supersedes=supersedes,
+                              entry_id=new_id(), fresh_id=True)  # a stable id, as memorywire's remember writes
             with open_index(vault, self.backend) as index:
                 index.update([event.file])
             result = log_result(vault, event)
         return {"id": result["id"], "cite": f"{event.file}#L{event.line}-L{event.end_line}",
                 "timestamp": result["timestamp"], "supersedes": result["supersedes"]}
+
+
+def shared_watcher_note(refusal: str) -> str:
+    """Health's word when another watcher holds the vault: a supported setup, said as one (not
+    the watcher's own refusal, which tells a person to stop the other one)."""
+    pid = re.search(r"\(pid (\d+)\)", refusal)
+    who = f" (pid {pid.group(1)})" if pid else ""
+    return f"shared: another memvault watcher{who} watches this vault; this server checks the files before each search"
 
 
 def _limit(n: int) -> int:

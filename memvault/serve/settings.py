@@ -10,6 +10,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import os
+import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -51,18 +52,60 @@ class ServeSettings:
 
 
 def is_loopback(host: str) -> bool:
-    """Only this machine can reach `host`: localhost or a loopback address (127/8, ::1)."""
-    if host.strip().lower() == "localhost":
+    """Only this machine can reach `host`: localhost or a loopback address (127/8, ::1), in any
+    spelling the system's resolver reads as one (`127.1` is 127.0.0.1)."""
+    name = host.strip().lower()
+    if name == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        return ipaddress.ip_address(name.strip("[]")).is_loopback
     except ValueError:
+        pass
+    try:  # the short IPv4 forms (127.1, 2130706433) that inet_aton and so the bind accept
+        return name != "" and ipaddress.IPv4Address(socket.inet_aton(name)).is_loopback
+    except OSError:
         return False  # a name other than localhost may resolve anywhere
+
+
+def split_host(value: str) -> tuple[str, int | None]:
+    """A `Host` header's (name, port): `[::1]:8765` -> ("::1", 8765); port None when absent or bad."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        name, _, rest = value[1:].partition("]")
+        port = rest.removeprefix(":")
+    else:
+        name, _, port = value.rpartition(":") if value.count(":") == 1 else (value, "", "")
+    return name, int(port) if port.isdigit() else None
+
+
+def foreign_request(host_header: str | None, origin: str | None, port: int | None) -> str | None:
+    """Why a request to a loopback server comes from elsewhere (DNS rebinding, a web page's
+    cross-site request), or None. `Host` must name a loopback address or localhost on the port
+    the server listens on; `Origin`, when sent, must be such an http address too (pure)."""
+    name, given = split_host(host_header or "")
+    given = 80 if given is None else given  # no port: http's own
+    if not name or not is_loopback(name) or given != port:
+        return f"Host {host_header!r} is not this server's loopback address (DNS-rebinding protection)"
+    if origin is None:
+        return None
+    scheme, _, rest = origin.strip().partition("://")
+    name, given = split_host(rest.rstrip("/"))
+    given = 80 if given is None else given
+    if scheme.lower() != "http" or not is_loopback(name) or given != port:
+        return f"Origin {origin!r} is not this server (cross-site requests are refused)"
+    return None
+
+
+def is_json(content_type: str | None) -> bool:
+    """Whether a `Content-Type` says JSON (`application/json; charset=utf-8` does)."""
+    return (content_type or "").split(";")[0].strip().lower() == "application/json"
 
 
 def check_bind(host: str, token: str | None) -> None:
     """Refuse to listen beyond this machine without a token: anyone who can reach the port
     could read and write the vault."""
+    if not host.strip():
+        raise InputError("--host is empty: give the address to listen on, such as 127.0.0.1 (this machine only)")
     if token is not None and not token.strip():
         raise InputError("the token is empty; give a long random string (--token or MEMVAULT_TOKEN)")
     if not is_loopback(host) and not token:
@@ -74,9 +117,10 @@ def token_ok(expected: str | None, header: str | None) -> bool:
     """Whether an `Authorization` header carries the token (always, when none is set)."""
     if not expected:
         return True
-    if not header or not header.startswith("Bearer "):
+    scheme, _, given = (header or "").strip().partition(" ")
+    if scheme.lower() != "bearer":  # auth schemes are case-insensitive (RFC 9110 §11.1)
         return False
-    return hmac.compare_digest(header[len("Bearer "):].strip().encode(), expected.encode())
+    return hmac.compare_digest(given.strip().encode(), expected.encode())
 
 
 @dataclass
@@ -90,8 +134,12 @@ class RateLimiter:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def allow(self, client: str) -> bool:
+        return self.wait(client) == 0
+
+    def wait(self, client: str) -> float:
+        """0 when `client` may go on now (its request counted), else the seconds until a slot frees."""
         if self.per_minute <= 0:
-            return True
+            return 0.0
         now = self.clock()
         rate = self.per_minute / 60.0
         with self._lock:
@@ -99,8 +147,8 @@ class RateLimiter:
             tokens = min(float(self.per_minute), tokens + (now - last) * rate)
             if tokens < 1:
                 self._buckets[client] = (tokens, now)
-                return False
+                return (1 - tokens) / rate
             self._buckets[client] = (tokens - 1, now)
             if len(self._buckets) > 10_000:  # many one-off clients: forget the full buckets
                 self._buckets = {k: v for k, v in self._buckets.items() if v[0] < self.per_minute - 1}
-            return True
+            return 0.0

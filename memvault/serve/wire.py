@@ -23,6 +23,11 @@ REVIEW_PATH = "/v0/review-queue/"
 WRITES = ("remember", "forget", "merge", "expire")
 
 
+def review_command(item_id: str) -> str:
+    """How a person decides a staged operation (never over the API that staged it)."""
+    return f"memvault review-queue approve {item_id} --reviewer NAME (or reject)"
+
+
 class Wire:
     """memorywire over a served vault: one store, made once, shared by every request thread
     (a `MemoryStore` keeps no state between calls: each operation opens the vault afresh)."""
@@ -51,6 +56,18 @@ class Wire:
             self._reindex([where.split("#")[0]] if isinstance(where, str) else None)
         return answer
 
+    def remember(self, request: dict[str, Any], base_url: str | None = None) -> dict[str, Any]:
+        """The MCP `remember` tool: `MemoryStore.log` (staged under `[memorywire] approval`, a
+        stable `Id:` when written), answered as the tool answers: id, cite, time, supersedes; or,
+        staged, the item's id with its `approval_url` and how a person reviews it."""
+        answer = self.store(base_url).log(request)
+        if answer["pending_approval"]:
+            return {"id": answer["id"], "pending_approval": True, "approval_url": answer["approval_url"],
+                    "review": review_command(answer["id"])}
+        self._reindex([answer["location"].split("#")[0]])
+        return {"id": answer["id"], "cite": answer["location"], "timestamp": answer["timestamp"],
+                "supersedes": answer["supersedes"], "pending_approval": False}
+
     def health(self, base_url: str | None = None) -> dict[str, Any]:
         return self.service.health() | {k: v for k, v in self.store(base_url).health().items() if k != "status"}
 
@@ -58,7 +75,7 @@ class Wire:
         """One staged operation (pending or decided), for its `approval_url`."""
         for item in review_queue(self.store(base_url), everything=True):
             if item["id"] == item_id:
-                return item | {"review": f"memvault review-queue approve {item_id} --reviewer NAME (or reject)"}
+                return item | ({"review": review_command(item_id)} if item["status"] == "pending" else {})
         raise NotFoundError(f"no staged operation {item_id!r} (memvault review-queue lists them)")
 
     def _reindex(self, files: list[str] | None) -> None:
