@@ -363,6 +363,11 @@ def test_block_ids_are_uuid5_of_the_memvault_id():
     assert mb.embedding_vectors(["a", "b"]) == [[], []]
 
 
+@given(st.text(st.characters(blacklist_categories=("Cs",))))
+def test_block_id_is_exactly_uuid5(name):
+    assert mb.block_id(name) == str(uuid.uuid5(mb.NAMESPACE, name))
+
+
 # -- any vault ---------------------------------------------------------------------------------
 
 WORDS = st.sampled_from(["Dana", "mag", "Kaffee", "prefers", "light", "mode", "Büro", "Übergabe", "order",

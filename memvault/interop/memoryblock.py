@@ -11,6 +11,7 @@ the decisions below (`block_type`, `importance_score`, `speaker`, ...) are pure 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import uuid
@@ -24,6 +25,7 @@ from memvault.entries.meta import read_metadata
 from memvault.entries.model import Event
 from memvault.entries.timeline import Status, Timeline
 from memvault.errors import MemvaultError
+from memvault.gcpause import no_gc
 from memvault.parsed import ParsedVault
 from memvault.search import access
 
@@ -35,6 +37,7 @@ __all__ = [
 # uuid5(NAMESPACE_URL, "https://memvault.invalid/memoryblock"): fixed forever, since every
 # exported block id is derived from it. Changing it re-identifies every block ever exported.
 NAMESPACE = uuid.UUID("1a2b33da-7a74-53d0-b87b-a3f05abed28a")
+_NS_BYTES = NAMESPACE.bytes
 SPEAKERS = ("user", "agent", "system", "tool")  # the schema's enum for metadata.speaker
 DEFAULT_IMPORTANCE = 0.5  # an entry without `Importance:`: what search assumes (docs/format.md)
 BlockType = Literal["EPISODIC", "SEMANTIC"]
@@ -49,7 +52,13 @@ def block_id(memvault_id: str, place: str | None = None) -> str:
     an entry whose id an earlier one already holds (MV010): ids hold no spaces, so the space
     keeps `"{id} {place}"` apart from every real id."""
     name = memvault_id if place is None else f"{memvault_id} {place}"
-    return str(uuid.uuid5(NAMESPACE, name))
+    # uuid.uuid5 by hand (the same bytes: SHA-1 of namespace + name, version 5, RFC 4122
+    # variant), without building a UUID object per block: a third of a 100k export's time.
+    digest = bytearray(hashlib.sha1(_NS_BYTES + name.encode("utf-8", "surrogatepass")).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x50
+    digest[8] = (digest[8] & 0x3F) | 0x80
+    h = digest.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def block_type(event: Event) -> BlockType:
@@ -189,6 +198,7 @@ def block(
 # -- the shell -----------------------------------------------------------------------------
 
 
+@no_gc()  # ~100k dicts and no cycles: the collector's passes would cost more than they free
 def blocks(
     vault: ParsedVault, *, scope: str | None = None, at: datetime | None = None, include_all: bool = False,
 ) -> list[dict[str, Any]]:
