@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft7Validator, FormatChecker
 
 from memvault.curate.promote import apply, plan_curation
+from memvault.errors import InputError
 from memvault.interop import memoryblock as mb
 from memvault.search import access
 from memvault.vault import Vault
@@ -252,6 +253,11 @@ def test_last_accessed_is_the_last_recall_memvault_recorded(root):
     assert before["2026-02-16T11:00"]["last_accessed"] == "2026-02-16T11:00:00+01:00"
 
 
+def test_an_empty_scope_is_a_usage_error(root):
+    with pytest.raises(InputError, match="scope: empty"):
+        export(root, scope=" ")
+
+
 def test_scope_keeps_that_scope_and_what_holds_everywhere(root):
     atlas = by_mid(export(root, scope="Project:Atlas"))
     assert "2026-02-14T10:00" in atlas and "2026-02-16T11:00" not in atlas
@@ -302,6 +308,8 @@ def test_undated_memory_md_text_is_dated_by_the_file(root):
         assert block["type"] == "SEMANTIC" and block["metadata"]["synthesized_from"] == []
         assert block["timestamp"] == "2026-02-22T18:05:00+01:00" and block["metadata"]["undated"] is True
     assert prose["content"] == "What we work on, newest first."
+    earlier = [b for b in export(root, at=t(22, 9)) if b["content"] == "Atlas launch in März"]
+    assert earlier[0]["timestamp"] == "2026-02-22T09:00:00+01:00"  # it existed by `at`
 
 
 # -- output ----------------------------------------------------------------------------------

@@ -24,14 +24,14 @@ from typing import Any, Literal, TextIO
 from memvault.entries.meta import read_metadata
 from memvault.entries.model import Event
 from memvault.entries.timeline import Status, Timeline
-from memvault.errors import MemvaultError
+from memvault.errors import InputError, MemvaultError
 from memvault.gcpause import no_gc
 from memvault.parsed import ParsedVault
 from memvault.search import access
 
 __all__ = [
-    "NAMESPACE", "SPEAKERS", "blocks", "block_id", "block_type", "embedding_vectors", "export",
-    "importance_score", "in_scope", "bullet_in_scope", "schema", "speaker", "validate", "write_json", "write_jsonl",
+    "NAMESPACE", "SPEAKERS", "block_id", "block_type", "blocks", "bullet_in_scope", "embedding_vectors", "export",
+    "importance_score", "in_scope", "schema", "speaker", "validate", "write_json", "write_jsonl",
 ]
 
 # uuid5(NAMESPACE_URL, "https://memvault.invalid/memoryblock"): fixed forever, since every
@@ -140,7 +140,8 @@ def last_access(created: datetime, recalled: datetime | None, at: datetime) -> d
 
 def undated_time(cited: Iterable[datetime | None], fallback: datetime) -> datetime:
     """When an undated MEMORY.md bullet or note was written, at the latest known: after the newest
-    entry it cites; else `fallback` (the file's modification time)."""
+    entry it cites; else `fallback` (the file's modification time, or `at` when that is later:
+    undated text is live at every time, so it existed by `at`)."""
     return max((t for t in cited if t is not None), default=fallback)
 
 
@@ -205,6 +206,8 @@ def blocks(
     """The vault's entries, notes and MEMORY.md bullets as MemoryBlocks as of `at` (default now;
     a naive time is in the vault's zone), in the timeline's order: live ones (all, with
     `include_all`), in `scope` (`in_scope`). Reads the files and the recall record; writes nothing."""
+    if scope is not None and not scope.strip():
+        raise InputError("scope: empty; give one (global, a domain, project:<name>) or none for every entry")
     when = _aware(vault, at)
     tl = vault.timeline
     chosen: list[tuple[Event, Status, bool]] = []
@@ -232,15 +235,16 @@ def _block(vault: ParsedVault, tl: Timeline, ev: Event, status: Status, dup: boo
     cited = [tl.by_id[i] for i in cites]
     created = ev.timestamp
     if created is None:
-        created = undated_time((c.timestamp for c in cited), _mtime(vault, ev.file, when))
+        created = undated_time((c.timestamp for c in cited), min(_mtime(vault, ev.file, when), when))
     recall = recalls.get(ev.id)
-    importance = semantic_importance(ev.importance, (c.importance for c in cited)) if ev.kind == "curated" \
+    recalled = recall.last_accessed.astimezone(created.tzinfo) if recall else None
+    curated = ev.kind == "curated"
+    importance = semantic_importance(ev.importance, (c.importance for c in cited)) if curated \
         else importance_score(ev.importance)
     return block(
         ev, uid=block_id(ev.id, f"{ev.file}#L{ev.line}" if dup else None), created=created,
-        accessed=last_access(created, recall.last_accessed.astimezone(created.tzinfo) if recall else None, when), importance=importance,
-        status=status, confidence=tl.confidence(ev, when),
-        synthesized_from=[block_id(i) for i in cites if i in out_ids] if ev.kind == "curated" else None,
+        accessed=last_access(created, recalled, when), importance=importance, status=status, confidence=tl.confidence(ev, when),
+        synthesized_from=[block_id(i) for i in cites if i in out_ids] if curated else None,
         cites=cites, duplicate=dup, undated=ev.timestamp is None,
     )
 
