@@ -10,6 +10,7 @@ import io
 import json
 import os
 import re
+import shutil
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -155,6 +156,23 @@ def test_every_block_of_a_real_vault_is_valid(root):
             assert errors(block) == [], block
             assert mb.validate(block) == []
         assert len({b["id"] for b in blocks}) == len(blocks)
+
+
+SAMPLES = ["seed", "curate_week", "curate_budget", "freeform/vault", "messy", "notes", "obsidian", "retention"]
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_every_block_of_the_sample_vaults_is_valid(tmp_path, name):
+    """The repository's sample vaults (real layouts, freeform logs, Obsidian, messy files), copied:
+    parsing may cache file dates in `.memvault/`."""
+    root = shutil.copytree(Path(__file__).parent / "data" / name, tmp_path / "v")
+    vault = Vault.open(root)
+    blocks = mb.blocks(vault, include_all=True)
+    assert len(blocks) == len(vault.events) > 0
+    assert all(errors(b) == [] for b in blocks)
+    assert len({b["id"] for b in blocks}) == len(blocks)
+    episodic = {b["id"] for b in blocks if b["type"] == "EPISODIC"}
+    assert all(set(b["metadata"]["synthesized_from"]) <= episodic for b in blocks if b["type"] == "SEMANTIC")
 
 
 # -- what is exported, and how ---------------------------------------------------------------
@@ -393,7 +411,7 @@ ENTRY = st.fixed_dictionaries({
 })
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(entries=st.lists(ENTRY, min_size=1, max_size=6), scope=st.sampled_from([None, "project:atlas"]))
 def test_any_vault_exports_valid_blocks_with_unique_ids(tmp_path_factory, entries, scope):
     root = init_vault(tmp_path_factory.mktemp("v"), timezone="Europe/Berlin", git=False)
