@@ -342,6 +342,17 @@ def test_json_lines_and_array_read_back_to_the_blocks(root):
     assert "für" in lines.getvalue()  # UTF-8 text, not \\u escapes
 
 
+def test_metadata_that_is_no_strict_json_is_kept_as_text(root):
+    (root / "memory" / "2026-02-22.md").write_text(
+        '# 2026-02-22\n\n## 10:00 - Belief\nOdd numbers\nMetadata: {"score": NaN, "big": 1e999}\n')
+    block = by_mid(export(root))["2026-02-22T10:00"]
+    assert block["metadata"]["entry_metadata_text"] == '{"score": NaN, "big": 1e999}'
+    assert "entry_metadata" not in block["metadata"]
+    out = io.StringIO()
+    mb.write_jsonl([block], out)
+    json.loads(out.getvalue(), parse_constant=lambda c: pytest.fail(f"{c} is no JSON"))
+
+
 def test_a_line_separator_in_the_text_keeps_one_block_on_one_line():
     block = {"content": "erste\u2028zweite\u2029dritte\x85vierte\nfünfte"}
     out = io.StringIO()

@@ -153,11 +153,18 @@ def embedding_vectors(contents: Sequence[str]) -> list[list[float]]:
     return [[] for _ in contents]
 
 
-def entry_metadata(event: Event) -> dict[str, Any] | None:
-    """The entry's own `Metadata:` JSON object (memorywire's `metadata`), when it holds one."""
+def entry_metadata(event: Event) -> dict[str, Any] | str | None:
+    """The entry's own `Metadata:` JSON object (memorywire's `metadata`), when it holds one; its
+    text when it holds NaN or Infinity, which Python's reader takes and strict JSON has not."""
     raw = event.meta.get("metadata")
     value = read_metadata(raw) if raw else None
-    return value if isinstance(value, dict) else None
+    if not isinstance(value, dict):
+        return None
+    try:
+        json.dumps(value, allow_nan=False)
+    except ValueError:
+        return raw
+    return value
 
 
 def block(
@@ -187,8 +194,10 @@ def block(
     if duplicate:
         meta["duplicate_id"] = True  # MV010: another entry holds this memvault id
     extra = entry_metadata(event)
-    if extra is not None:
+    if isinstance(extra, dict):
         meta["entry_metadata"] = extra
+    elif extra is not None:
+        meta["entry_metadata_text"] = extra
     return {
         "id": uid, "timestamp": stamp(created), "last_accessed": stamp(accessed), "type": block_type(event),
         "source_id": source_id(event), "importance_score": importance, "content": event.content or event.title,
@@ -272,7 +281,8 @@ _LINE_BREAKS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
 
 
 def _dumps(value: Any, indent: int | None = None) -> str:
-    text = json.dumps(value, ensure_ascii=False, indent=indent, separators=None if indent else (",", ":"))
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, indent=indent,
+                      separators=None if indent else (",", ":"))
     for char, escape in _LINE_BREAKS.items():
         text = text.replace(char, escape)
     return text
