@@ -328,16 +328,21 @@ def _schema_text() -> str:
 def validate(item: Any) -> list[str]:
     """Every way `item` fails the schema (formats `uuid` and `date-time` checked), as
     `$.path: message`; empty when it is a valid MemoryBlock. Needs the jsonschema package."""
+    return [f"${''.join(f'[{p}]' if isinstance(p, int) else f'.{p}' for p in e.absolute_path)}: {e.message}"
+            for e in _validator().iter_errors(item)]
+
+
+@cache
+def _validator() -> Any:
     try:
         from jsonschema import Draft7Validator, FormatChecker
     except ImportError as exc:  # pragma: no cover - the test extra installs it
         raise MemvaultError("validating MemoryBlocks needs the jsonschema package: pip install 'memvault[serve]'") from exc
+    # jsonschema checks these formats only with optional packages: memvault's own checks, always on
     checker = FormatChecker()
     checker.checks("uuid")(_is_uuid)
     checker.checks("date-time")(_is_date_time)
-    validator = Draft7Validator(schema(), format_checker=checker)
-    return [f"${''.join(f'[{p}]' if isinstance(p, int) else f'.{p}' for p in e.absolute_path)}: {e.message}"
-            for e in validator.iter_errors(item)]
+    return Draft7Validator(schema(), format_checker=checker)
 
 
 def _is_uuid(value: object) -> bool:
