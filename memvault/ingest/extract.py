@@ -49,7 +49,7 @@ IMPORTANCE = {  # the protocol: 1.0 an explicit instruction or core preference, 
 AGENT_FACTOR = 0.8  # an agent restating a decision is evidence, not the user's word
 ID_KEY_RE = re.compile(r"(?:^|_)(?:id|number|no|code|ref|reference)$|nummer$|^(?:order|tracking|booking|confirmation|"
                        r"reservation|ticket|invoice|case|shipment|flight|awb)", re.IGNORECASE)
-CALL_ARG_RE = re.compile(r"(\w+)\s*[=:]\s*[\"']?([^\"',)]+)")
+CALL_ARG_RE = re.compile(r"(\w+)[\"']?\s*[=:]\s*[\"']?([^\"',)}]+)")  # f(order_id="X") or f({"order_id": "X"})
 
 
 def extract(turns: list[Turn]) -> list[Fact]:
@@ -118,6 +118,8 @@ def _clause(text: str, turn: Turn) -> list[Fact]:
                 _preference(text, turn, de) or _decision(text, turn, de) or _personal(text, turn, de))
     else:
         rule = None if text.rstrip().endswith("?") else _decision(text, turn, de, agent=True)
+    if rule is not None and rule.kind == "fact" and out:
+        rule = None  # "my order number is X": the id fact says it
     return ([rule] if rule else []) + out
 
 
