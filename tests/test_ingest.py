@@ -323,3 +323,41 @@ def test_source_names_the_transcript(vault_dir, runner):
     assert {e.source for e in ingested(vault_dir, "session-42")} == {"session-42#turn-1", "session-42#turn-4"}
     bad = runner.invoke(cli, ["ingest", str(EXAMPLE), "--source", "a b"])
     assert bad.exit_code == 2 and "one token" in bad.output
+
+
+# ------------------------------------------------------------------ against what the vault holds
+
+
+def test_a_correction_supersedes_a_vault_entry_only_when_one_fits(vault_dir, runner, tmp_path):
+    make_vault(vault_dir, "# 2026-02-10\n\n## 09:00 - Observation\nThe movers come on March 12.\n\n"
+                          "## 09:05 - Observation\nDas Bürgeramt hat am March 12 zu.\n")
+    chat = tmp_path / "fix.txt"
+    chat.write_text("USER: Actually, the movers come on March 14, not March 12.\n")
+    report = json.loads(ingest(runner, str(chat), "--at", AT, "--json").output)
+    assert report["facts"][0]["action"] == "supersede" and report["facts"][0]["target"] == "2026-02-10T09:00"
+    (fix,) = ingested(vault_dir, "fix.txt")
+    assert (fix.content, fix.supersedes, fix.type) == ("The movers come on March 14.", "2026-02-10T09:00", "correction")
+    with Vault.open(vault_dir) as v:
+        assert v.timeline.status(v.timeline.by_id["2026-02-10T09:00"]) == "superseded"
+        assert v.timeline.status(v.timeline.by_id["2026-02-10T09:05"]) == "live"
+
+
+def test_a_correction_that_fits_two_entries_supersedes_neither(vault_dir, runner, tmp_path):
+    make_vault(vault_dir, "# 2026-02-10\n\n## 09:00 - Observation\nThe movers come on March 12.\n\n"
+                          "## 09:05 - Observation\nThe movers come with the van on March 12.\n")
+    chat = tmp_path / "fix.txt"
+    chat.write_text("USER: Actually, the movers come on March 14, not March 12.\n")
+    report = json.loads(ingest(runner, str(chat), "--at", AT, "--json").output)
+    assert [(f["action"], f["kind"]) for f in report["facts"]] == [("new", "correction")]
+    (fix,) = ingested(vault_dir, "fix.txt")
+    assert fix.supersedes is None and fix.type == "observation" and "correction" in fix.tags
+
+
+def test_every_later_telling_reconfirms_the_first(vault_dir, runner):
+    make_vault(vault_dir)
+    for source in ("s1", "s2", "s3"):
+        assert ingest(runner, str(EXAMPLE), "--source", source, "--at", AT).exit_code == 0
+    first = {e.content: e.id for e in ingested(vault_dir, "s1")}
+    for source in ("s2", "s3"):
+        again = ingested(vault_dir, source)
+        assert len(again) == 3 and all(e.reconfirms == (first[e.content],) for e in again)
