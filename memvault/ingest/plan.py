@@ -131,6 +131,12 @@ class Corpus:
         lows = [e.content.lower().replace("\0", " ") for e in live]
         self.starts = list(accumulate((len(x) + 1 for x in lows[:-1]), initial=0)) if lows else []
         self.blob = "\0".join(lows)
+        self._sigs: dict[int, Sig] = {}
+
+    def sig(self, i: int) -> Sig:
+        if i not in self._sigs:
+            self._sigs[i] = signature(self.live[i].content)
+        return self._sigs[i]
 
     def containing(self, group: tuple[str, ...]) -> set[int]:
         found: set[int] = set()
@@ -156,7 +162,7 @@ class Corpus:
         confirms rather than the reconfirmation itself, so repeats all point at the first."""
         for i in self.candidates(sig, threshold):
             ev = self.live[i]
-            if same_fact(sig, signature(ev.content), threshold):
+            if same_fact(sig, self.sig(i), threshold):
                 first = self.by_id.get(ev.reconfirms[0]) if ev.reconfirms else None
                 return first if first is not None and same_fact(sig, signature(first.content), threshold) else ev
         return None
