@@ -200,6 +200,33 @@ def test_json_messages_read_as_the_same_turns(shape):
     assert {f.content for f in extract(turns)} == {f.content for f in extract(read_transcript(EXAMPLE.read_text(), "x"))}
 
 
+def test_chat_exports_of_chatgpt_and_claude():
+    chatgpt = {"title": "Umzug", "mapping": {
+        "b": {"message": {"author": {"role": "assistant"}, "create_time": 2.0,
+                          "content": {"content_type": "text", "parts": ["Noted, SMS only."]}}},
+        "root": {"message": None},
+        "a": {"message": {"author": {"role": "user"}, "create_time": 1.0,
+                          "content": {"content_type": "text", "parts": ["Please always text me, never email."]}}},
+        "s": {"message": {"author": {"role": "system"}, "create_time": None, "content": {"parts": [""]}}},
+    }}
+    claude = [{"name": "Umzug", "chat_messages": [
+        {"sender": "human", "text": "Please always text me, never email."},
+        {"sender": "assistant", "text": "Noted, SMS only."}]}]
+    for data in (chatgpt, [chatgpt], claude):
+        turns = read_transcript(json.dumps(data), "export.json")
+        assert [(t.n, t.speaker, t.text) for t in turns] == [
+            (1, "user", "Please always text me, never email."), (2, "agent", "Noted, SMS only.")]
+    assert [f.content for f in extract(turns)] == ["Always text the user, never email."]
+
+
+def test_a_tool_log_may_start_with_a_tool_call():
+    log = ('[TOOL_CALL: track(tracking_id="FX555123")]\n'
+           '[TOOL_OUTPUT: {"status": "delivered", "tracking_id": "FX555123", "signed_by": "A. Sharma"}]\n')
+    turns = read_transcript(log, "tools.log")
+    assert [(t.speaker, t.call) for t in turns] == [("agent", True), ("tool", False)]
+    assert [f.content for f in extract(turns)] == ["Tracking FX555123: status delivered, signed by A. Sharma."]
+
+
 def test_plain_text_is_one_turn_a_paragraph_and_bad_json_names_file_and_line(vault_dir, runner, tmp_path):
     turns = read_transcript("Hallo!\n\nBitte ruf mich ab sofort nie vor 9 Uhr an.\n", "notes.txt")
     assert [(t.n, t.speaker) for t in turns] == [(1, "user"), (2, "user")]

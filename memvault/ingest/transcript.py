@@ -44,7 +44,7 @@ def read_transcript(text: str, name: str) -> list[Turn]:
     stripped = text.lstrip("\ufeff").strip()
     if not stripped:
         return []
-    if stripped[0] in "[{":
+    if stripped[0] in "[{" and not TOOL_RE.match(stripped.split("\n", 1)[0]):
         turns = _json_turns(stripped, name)
     elif _labelled(stripped):
         turns = _labelled_turns(stripped)
@@ -94,8 +94,7 @@ def _labelled_turns(text: str) -> list[tuple[str, str, bool]]:
 
 def _json_turns(text: str, name: str) -> list[tuple[str, str, bool]]:
     try:
-        data: Any = json.loads(text)
-        messages = data.get("messages", data.get("conversation")) if isinstance(data, dict) else data
+        messages = _messages(json.loads(text))
     except json.JSONDecodeError as exc:
         if text[0] != "{":
             raise InputError(f"{name}:{exc.lineno}: not JSON ({exc.msg}); a transcript is text, "
@@ -109,6 +108,21 @@ def _json_turns(text: str, name: str) -> list[tuple[str, str, bool]]:
         if turn is not None:
             out.append(turn)
     return out
+
+
+def _messages(data: Any) -> Any:
+    """The messages of the common export shapes: a list; `{"messages": [...]}`; a ChatGPT export
+    (`mapping` of nodes, in time order); a Claude export (`chat_messages`); a list of such
+    conversations, one after the other."""
+    if isinstance(data, list) and data and all(isinstance(c, dict) and ("mapping" in c or "chat_messages" in c)
+                                               for c in data):
+        return [m for conv in data for m in _messages(conv)]
+    if not isinstance(data, dict):
+        return data
+    if isinstance(data.get("mapping"), dict):
+        nodes = [n["message"] for n in data["mapping"].values() if isinstance(n, dict) and isinstance(n.get("message"), dict)]
+        return sorted(nodes, key=lambda m: m.get("create_time") or 0)  # a stable sort: file order for equal times
+    return data.get("messages", data.get("chat_messages", data.get("conversation")))
 
 
 def _json_lines(text: str, name: str) -> list[Any]:
@@ -126,7 +140,7 @@ def _message(msg: Any, where: str) -> tuple[str, str, bool] | None:
     """One chat message: OpenAI/Anthropic/plain `{role, content}`; content a string or parts."""
     if not isinstance(msg, dict):
         raise InputError(f"{where}: expected an object with role and content")
-    role = msg.get("role", msg.get("speaker", msg.get("author", msg.get("from"))))
+    role = msg.get("role", msg.get("speaker", msg.get("author", msg.get("sender", msg.get("from")))))
     if isinstance(role, dict):  # ChatGPT export: author: {role: ...}
         role = role.get("role")
     who = _speaker(role) if isinstance(role, str) else None
@@ -154,7 +168,8 @@ def _content(content: Any) -> str:
     if isinstance(content, str):
         return content.strip()
     if isinstance(content, dict):
-        content = [content]
+        parts = content.get("parts")  # ChatGPT: {"content_type": "text", "parts": [...]}
+        content = parts if isinstance(parts, list) else [content]
     if isinstance(content, list):
         texts = []
         for part in content:
