@@ -352,6 +352,14 @@ def test_source_names_the_transcript(vault_dir, runner):
     assert bad.exit_code == 2 and "one token" in bad.output
 
 
+def test_a_future_time_is_refused_before_anything_even_in_a_dry_run(vault_dir, runner):
+    make_vault(vault_dir)
+    for extra in ([], ["--dry-run"]):
+        result = runner.invoke(cli, ["ingest", str(EXAMPLE), "--at", "tomorrow 10:00", *extra])
+        assert result.exit_code != 0 and "future" in result.output.lower(), result.output
+    assert not list((vault_dir / "memory").glob("*.md"))
+
+
 # ------------------------------------------------------------------ against what the vault holds
 
 

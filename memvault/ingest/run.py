@@ -20,6 +20,7 @@ from memvault.ingest.plan import WRITES, Step, plan
 from memvault.ingest.transcript import Turn, read_transcript
 from memvault.ingest.with_command import extract_with
 from memvault.parsed import ParsedVault
+from memvault.write.guard import check_entry_times, check_wall_clock
 from memvault.write.log import log_entry
 
 DEFAULT_TIMEOUT = 120.0
@@ -83,7 +84,11 @@ def ingest(vault: ParsedVault, text: str, name: str, *, source: str | None = Non
     if not source_id or any(c.isspace() for c in source_id) or "#" in source_id:
         raise InputError(f"--source {source_id!r}: one token without spaces or '#' (ingest adds #turn-N)")
     turns = read_transcript(text, name)
-    when = (at or vault.now()).astimezone(vault.config.tz).replace(microsecond=0)
+    now = vault.now()
+    if at is not None:  # refused before extraction, as the first write would refuse it (a dry run too)
+        check_wall_clock(at, vault.config.timezone)
+    when = (at or now).astimezone(vault.config.tz).replace(microsecond=0)
+    check_entry_times(when, now, vault.config.timezone)
     facts = _facts(turns, source_id, command, timeout, str(vault.root))
     report = IngestReport(name, source_id, when, dry_run, "with" if command else "builtin", len(turns),
                           sum(t.withheld for t in turns))
