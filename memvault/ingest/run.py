@@ -88,6 +88,9 @@ def ingest(vault: ParsedVault, text: str, name: str, *, source: str | None = Non
     if at is not None:  # refused before extraction, as the first write would refuse it (a dry run too)
         check_wall_clock(at, vault.config.timezone)
     when = (at or now).astimezone(vault.config.tz).replace(microsecond=0)
+    if when > now:  # log's own refusal offers --future, which ingest does not take
+        raise InputError(f"--at {when.isoformat(timespec='minutes')} is in the future (now is "
+                         f"{now.isoformat(timespec='minutes')}); a conversation is ingested at or before now")
     check_entry_times(when, now, vault.config.timezone)
     facts = _facts(turns, source_id, command, timeout, str(vault.root))
     report = IngestReport(name, source_id, when, dry_run, "with" if command else "builtin", len(turns),
