@@ -28,7 +28,7 @@ ACTIONS = {"new": "new", "reconfirm": "reconfirms", "supersede": "supersedes", "
                    "of fact objects (docs/ingest.md).")
 @click.option("--source", metavar="ID", help="The transcript's id in Source: lines (ID#turn-N). Default: its file name.")
 @click.option("--at", "at", type=TIME, help="The time the entries get (when the conversation happened). Default: now.")
-@click.option("--timeout", type=FiniteFloatRange(0, None, min_open=True), default=120.0, show_default=True,
+@click.option("--timeout", type=FiniteFloatRange(0, None, min_open=True), default=120.0, show_default=True, metavar="SECONDS",
               help="Seconds --with CMD may take.")
 @click.option("--dry-run", is_flag=True, help="Print the entries it would write; write nothing.")
 @json_option
