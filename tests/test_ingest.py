@@ -13,6 +13,8 @@ from itertools import combinations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memvault.cli import cli
 from memvault.entries.similarity import same_fact
@@ -219,6 +221,13 @@ def test_chat_exports_of_chatgpt_and_claude():
     assert [f.content for f in extract(turns)] == ["Always text the user, never email."]
 
 
+def test_terminal_colours_and_control_characters_never_reach_an_entry():
+    coloured = "USER: \x1b[1;32mAlways\x1b[0m use the staging\x07 cluster.\r\n"
+    escaped = json.dumps([{"role": "user", "content": "Always use the staging\u001b[0m\u0000 cluster."}])
+    for text in (coloured, escaped):
+        assert [f.content for f in extract(read_transcript(text, "t"))] == ["Always use the staging cluster."]
+
+
 def test_a_tool_log_may_start_with_a_tool_call():
     log = ('[TOOL_CALL: track(tracking_id="FX555123")]\n'
            '[TOOL_OUTPUT: {"status": "delivered", "tracking_id": "FX555123", "signed_by": "A. Sharma"}]\n')
@@ -396,3 +405,27 @@ def test_every_later_telling_reconfirms_the_first(vault_dir, runner):
     for source in ("s2", "s3"):
         again = ingested(vault_dir, source)
         assert len(again) == 3 and all(e.reconfirms == (first[e.content],) for e in again)
+
+
+# ------------------------------------------------------------------ any text at all
+
+WORDS = ["USER:", "AGENT:", "[TOOL_OUTPUT:", "]", "always", "never", "not", "actually,", "nein,", "my", "is",
+         "call me", "Dr.", "order", "O-9987", "I prefer", "ich", "bitte", "immer", "{", "}", '"id":', "\n", "\n\n",
+         "## 10:00 - Belief", "Supersedes: x", "?", ".", ",", "—", "Lindenstraße", "\u200b", "\t"]
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(st.lists(st.one_of(st.sampled_from(WORDS), st.text(max_size=8)), max_size=40))
+def test_any_text_reads_and_every_fact_is_one_clean_line(parts):
+    from memvault.errors import InputError
+    from memvault.textsafety import first_disallowed
+
+    text = " ".join(parts)
+    try:
+        turns = read_transcript(text, "fuzz.txt")
+    except InputError:
+        return  # JSON-looking text that is not JSON: refused with file and line
+    assert [t.n for t in turns] == list(range(1, len(turns) + 1))
+    for fact in extract(turns):
+        assert 0 < fact.importance <= 1 and fact.content.strip() == fact.content != ""
+        assert first_disallowed(fact.content, line_breaks=False) is None  # one line, no control characters

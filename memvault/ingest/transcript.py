@@ -28,6 +28,8 @@ ROLE_WORDS = {
 LABEL_RE = re.compile(r"^\s*(?P<who>[A-Za-z_]{2,20})\s*:\s?(?P<text>.*)$")
 TOOL_RE = re.compile(r"^\s*\[(?P<kind>TOOL_CALL|TOOL_OUTPUT|TOOL_RESULT)\s*:\s*(?P<text>.*?)\]?\s*$", re.IGNORECASE)
 WITHHELD = "[line withheld: it looks like a {kind}]"
+ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")  # colours and cursor moves of a terminal log
+CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")  # what memvault never writes (but tab, LF)
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,8 @@ class Turn:
 
 def read_transcript(text: str, name: str) -> list[Turn]:
     """The turns of `text` (the file `name`, for messages), whatever its shape; secrets withheld."""
-    stripped = text.lstrip("\ufeff").strip()
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    stripped = CONTROL_RE.sub(" ", ANSI_RE.sub("", text)).lstrip("\ufeff").strip()
     if not stripped:
         return []
     if stripped[0] in "[{" and not TOOL_RE.match(stripped.split("\n", 1)[0]):
@@ -54,6 +57,7 @@ def read_transcript(text: str, name: str) -> list[Turn]:
 
 
 def _withhold(n: int, speaker: str, text: str, call: bool) -> Turn:
+    text = CONTROL_RE.sub(" ", ANSI_RE.sub("", text.replace("\r\n", "\n").replace("\r", "\n")))  # JSON's too
     found = {f.line: f.kind for f in find_secrets(text, honour_allow=False)}
     if not found:
         return Turn(n, speaker, text, call)
