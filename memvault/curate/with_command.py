@@ -63,7 +63,10 @@ def payload(plan: Plan, vault: ParsedVault) -> dict[str, Any]:
     return {"protocol": PROTOCOL, "instructions": INSTRUCTIONS, "budget": budget(plan), "candidates": cands}
 
 
-def run_command(command: str, data: dict[str, Any], *, timeout: float, cwd: str) -> Any:
+def run_command(command: str, data: dict[str, Any], *, timeout: float, cwd: str,
+                setting: str = "[curate] with_timeout", unchanged: str = "nothing was changed") -> Any:
+    """The command's answer to `data` (JSON in, JSON out); `setting` names what sets the timeout and
+    `unchanged` what a failure leaves, for the caller's messages (curate, ingest)."""
     try:
         args = shlex.split(command)
     except ValueError as exc:
@@ -76,15 +79,15 @@ def run_command(command: str, data: dict[str, Any], *, timeout: float, cwd: str)
     except FileNotFoundError:
         raise WithError(f"--with: command not found: {args[0]}") from None
     except subprocess.TimeoutExpired:
-        raise WithError(f"--with: {args[0]} did not answer within {timeout:g}s ([curate] with_timeout); nothing was changed") from None
+        raise WithError(f"--with: {args[0]} did not answer within {timeout:g}s ({setting}); {unchanged}") from None
     if proc.returncode != 0:
         tail = proc.stderr.strip()[-500:]
-        raise WithError(f"--with: {args[0]} exited with status {proc.returncode}; nothing was changed"
+        raise WithError(f"--with: {args[0]} exited with status {proc.returncode}; {unchanged}"
                         + (f"\n{tail}" if tail else ""))
     try:
         return json.loads(proc.stdout)
     except json.JSONDecodeError as exc:
-        raise WithError(f"--with: {args[0]} did not print JSON ({exc.msg} at line {exc.lineno}); nothing was changed") from None
+        raise WithError(f"--with: {args[0]} did not print JSON ({exc.msg} at line {exc.lineno}); {unchanged}") from None
 
 
 def _bad(n: int, message: str) -> WithError:
