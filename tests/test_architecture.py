@@ -28,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"write"},
     {"history", "curate", "watch", "maintain"},
     {"vault"},
-    {"status", "demo", "memorywire"},
+    {"status", "demo", "memorywire", "interop", "context", "ingest"},
     {"serve"},
     {"cli"},
     {"__main__"},
