@@ -431,7 +431,7 @@ def vault_entries(draw: st.DrawFn) -> list[dict[str, Any]]:
     starts = sorted(draw(st.lists(st.integers(0, 60 * 24 * 600), min_size=n, max_size=n, unique=True)))
     return [{"at": datetime(2024, 9, 1, tzinfo=UTC) + timedelta(minutes=m),
              "type": draw(st.sampled_from(["observation", "belief", "decision", "correction", "procedure"])),
-             "text": " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=8))),
+             "text": " ".join(draw(st.lists(st.sampled_from(WORDS + ["#ops", "#kaffee"]), min_size=1, max_size=8))),
              "tags": tuple(draw(st.lists(st.sampled_from(TAGS + list(amfile.KINDS)), max_size=3, unique=True))),
              "scope": draw(st.sampled_from(SCOPES)), "source": draw(st.sampled_from(SOURCES)),
              "confidence": draw(st.one_of(st.none(), st.sampled_from([0.2, 0.75]))),

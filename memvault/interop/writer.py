@@ -6,12 +6,14 @@ rendering, insertion and guard as `memvault log` (memvault/write/log.py).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from memvault import derived_db
+from memvault.check.secrets.scan import find_secrets
 from memvault.entries.daily import parse_log
 from memvault.entries.model import Event
 from memvault.entries.render import render_entry
@@ -20,6 +22,7 @@ from memvault.fsio import append_spacing, decode_text, encode_like, locked, rewr
 from memvault.interop.amfile import BadFile
 from memvault.layout import writable
 from memvault.parsed import ParsedVault
+from memvault.textsafety import first_disallowed
 from memvault.write.guard import (
     check_entry_options,
     check_entry_text,
@@ -61,10 +64,32 @@ def prepare(vault: ParsedVault, planned: list[Planned], name: str) -> list[Ready
     """Each entry rendered and checked as `log` checks it; the first that would be refused
     refuses the import, naming `name:line`."""
     now = vault.now()
-    return [_ready(vault, p, name, now) for p in planned]
+    days: dict[str, str] = {}  # a day -> its log (finding it walks the vault: once per day)
+    ready = [_ready(vault, p, name, now, days) for p in planned]
+    _refuse_secrets(ready, name)
+    return ready
 
 
-def _ready(vault: ParsedVault, p: Planned, name: str, now: datetime) -> Ready:
+def _refuse_secrets(ready: list[Ready], name: str) -> None:
+    """`log`'s secret refusal, over all entries at once: the scanner reads a text line by line
+    and is made for whole files (the pre-commit hook's scan of the day files these entries go
+    to), so the blocks are scanned together and each block a finding lands in is checked alone,
+    for `log`'s exact verdict and message."""
+    starts, lines = [], 0
+    for r in ready:
+        starts.append(lines)
+        lines += r.block.count("\n") + 1  # the blank line between blocks
+    hits = find_secrets("\n".join(r.block for r in ready), honour_allow=False)
+    for index in dict.fromkeys(bisect_right(starts, h.line - 1) - 1 for h in hits):
+        r = ready[index]
+        try:
+            check_written(r.block, where=f"the entry from {name}:{r.planned.line}", file=name)
+        except SecretRefused as exc:
+            raise SecretRefused(f"{name}:{r.planned.line}: {exc}; nothing was imported", file=name,
+                                line=r.planned.line) from None
+
+
+def _ready(vault: ParsedVault, p: Planned, name: str, now: datetime, days: dict[str, str]) -> Ready:
     cfg = vault.config
     try:
         if p.type not in cfg.types:
@@ -79,16 +104,35 @@ def _ready(vault: ParsedVault, p: Planned, name: str, now: datetime) -> Ready:
                       tags=tuple(dict.fromkeys(t.lower().lstrip("#") for t in p.tags if t.strip())),
                       source=p.source, scope=p.scope, expires=p.expires, supersedes=p.supersedes,
                       reconfirms=p.reconfirms, explicit_id=True)
-        block = render_entry(event)
+        block = _all_tags(render_entry(event), event)
         if p.extra:  # after the Id: line, so they join the entry's metadata block
             block += "\n".join(p.extra) + "\n"
-        rel = vault.log_path_for(when.date().isoformat()).relative_to(vault.root).as_posix()
-        check_written(block, where=f"the entry from {name}:{p.line}", file=name)
-    except SecretRefused as exc:
-        raise SecretRefused(f"{name}:{p.line}: {exc}; nothing was imported", file=name, line=p.line) from None
+        day = when.date().isoformat()
+        if day not in days:
+            days[day] = vault.log_path_for(day).relative_to(vault.root).as_posix()
+        found = first_disallowed(block, line_breaks=True)
+        if found is not None:
+            raise InputError(f"line {block.count(chr(10), 0, found[0]) + 1} of the entry holds {found[1]}")
     except (InputError, Refused) as exc:
         raise BadFile(name, p.line, f"{exc}; nothing was imported") from None
-    return Ready(p, event, block, rel)
+    return Ready(p, event, block, days[day])
+
+
+def _all_tags(block: str, event: Event) -> str:
+    """The entry with every tag on its `Tags:` line, in order. `render_entry` leaves out a tag the
+    text carries inline (`#ops`), which the reader then puts after the others: an exported
+    file's tag order would not come back."""
+    if not event.tags:
+        return block
+    lines = block.rstrip("\n").split("\n")
+    meta = max(i for i, line in enumerate(lines) if line == f"Id: {event.id}")  # render writes Id: first
+    tagline = f"Tags: {', '.join(event.tags)}"
+    at = next((i for i in range(meta, len(lines)) if lines[i].startswith("Tags: ")), None)
+    if at is None:
+        lines.insert(meta + 1, tagline)
+    else:
+        lines[at] = tagline
+    return "\n".join(lines) + "\n"
 
 
 def write(vault: ParsedVault, ready: list[Ready]) -> list[str]:
