@@ -479,3 +479,32 @@ def test_vault_to_file_to_vault_to_file_is_lossless(specs: list[dict[str, Any]])
         assert text2.split("\n")[1:] == text1.split("\n")[1:]  # all but the header's own time
         now = first.now()
         assert comparable(second, now) == comparable(first, now)
+
+
+def test_a_day_file_that_would_refuse_refuses_before_any_file_is_written(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    (vault_dir / "memory" / "2026-11-10.md").write_text("---\ntags: [unclosed\n---\n# 2026-11-10\n")
+    before = log_bytes(vault_dir)
+    f = write_file(tmp_path / "m.jsonl", entry("a", "fact", "Früher.", "2026-11-09T08:00:00Z"),
+                   entry("b", "fact", "Später.", "2026-11-10T08:00:00Z"))
+    with pytest.raises(Exception, match="2026-11-10.md"):
+        am.import_file(Vault.open(vault_dir), f)
+    assert log_bytes(vault_dir) == before  # 2026-11-09 was not written either
+
+
+def test_import_waits_for_the_write_lock(vault_dir: Path, monkeypatch: pytest.MonkeyPatch):
+    from functools import partial
+
+    from memvault import fsio
+    from memvault.errors import LockTimeout
+    from memvault.interop import writer
+
+    new_vault(vault_dir)
+    vault = Vault.open(vault_dir)
+    ready = writer.prepare(vault, [writer.Planned("a", "belief", "Gesperrt.", datetime(2026, 1, 2, tzinfo=UTC), 2)], "m")
+    monkeypatch.setattr(writer, "locked", partial(fsio.locked, timeout=0.2))  # wait 0.2 s, not 10
+    with fsio.locked(vault.lock_path), pytest.raises(LockTimeout):
+        writer.write(vault, ready)  # another writer holds the lock: nothing is written
+    assert log_bytes(vault_dir) == {}
+    writer.write(vault, ready)
+    assert "a" in Vault.open(vault_dir).timeline.by_id

@@ -145,6 +145,9 @@ def write(vault: ParsedVault, ready: list[Ready]) -> list[str]:
     paths = {rel: writable(vault.root, rel) for rel in by_file}  # never through a link (layout.py)
     derived_db.clear_folder(vault.derived)
     with locked(vault.lock_path, what="the import", file=next(iter(by_file))):
+        for rel in sorted(by_file):  # every file first: one that refuses refuses before any is written
+            if paths[rel].exists():
+                _readable(paths[rel].read_bytes(), rel)
         for rel in sorted(by_file):
             items = sorted(by_file[rel], key=lambda r: r.event.timestamp)  # type: ignore[arg-type, return-value]
             _write_file(vault, paths[rel], rel, items)
@@ -156,14 +159,21 @@ def _write_file(vault: ParsedVault, path: Path, rel: str, items: list[Ready]) ->
 
     def add(raw: bytes | None) -> bytes:
         raw = raw or b""
-        old, notes = decode_text(raw)
-        if notes:
-            raise Refused(f"{rel}:{notes[0][0]}: {notes[0][1]}; importing would rewrite those bytes, so fix the "
-                          "file first (memvault check lists it)", file=rel, line=notes[0][0])
-        refuse_broken_frontmatter(old, rel)
+        old = _readable(raw, rel)
         return encode_like(raw, old, with_entries(old, items, rel, vault))
 
     rewrite(path, add, attempts=WRITE_ATTEMPTS, what=rel)
+
+
+def _readable(raw: bytes, rel: str) -> str:
+    """The file's text, or a refusal when adding to it would rewrite bytes it holds (invalid
+    UTF-8) or the pre-commit hook would refuse it (broken front matter), as `log` refuses."""
+    old, notes = decode_text(raw)
+    if notes:
+        raise Refused(f"{rel}:{notes[0][0]}: {notes[0][1]}; importing would rewrite those bytes, so fix the "
+                      "file first (memvault check lists it); nothing was imported", file=rel, line=notes[0][0])
+    refuse_broken_frontmatter(old, rel)
+    return old
 
 
 def with_entries(old: str, items: list[Ready], rel: str, vault: ParsedVault) -> str:
