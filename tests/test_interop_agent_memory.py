@@ -508,3 +508,18 @@ def test_import_waits_for_the_write_lock(vault_dir: Path, monkeypatch: pytest.Mo
     assert log_bytes(vault_dir) == {}
     writer.write(vault, ready)
     assert "a" in Vault.open(vault_dir).timeline.by_id
+
+
+def test_an_entry_written_again_after_its_tombstone_lives_again(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    rec = entry("r", "fact", "Das Café hat wieder offen.", "2026-11-02T08:00:00Z")
+    f = write_file(tmp_path / "m.jsonl", rec, {"id": "r", "deleted": True, "created_at": "2026-11-03T08:00:00Z"})
+    am.import_file(Vault.open(vault_dir), f)
+    f = write_file(tmp_path / "m.jsonl", rec, {"id": "r", "deleted": True, "created_at": "2026-11-03T08:00:00Z"},
+                   {**rec, "created_at": "2026-11-04T08:00:00Z"})
+    res = am.import_file(Vault.open(vault_dir), f)
+    assert [w["id"] for w in res.written] == ["r~2"]
+    vault = Vault.open(vault_dir)
+    live = amfile.current_view(am.exported(vault), vault.now())
+    assert [(e.id, e.text) for e in live] == [("r~2", "Das Café hat wieder offen.")]
+    assert am.import_file(Vault.open(vault_dir), f).written == []

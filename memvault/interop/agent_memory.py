@@ -9,7 +9,7 @@ the file's current view is the vault's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -138,7 +138,9 @@ def import_records(vault: ParsedVault, mf: amfile.MemoryFile, name: str, *, dry_
             res.skipped.append({"id": e.id, "line": e.line, "reason": "expires_at is not after created_at: never live"})
             continue
         have, k = versions(by_id, e.id)
-        if have is not None and normal(to_entry(by_id[have], None)) == normal(e):
+        # the same entry, unless the vault forgot it and the file wrote it again after its tombstone
+        if have is not None and normal(to_entry(by_id[have], None)) == normal(e) and (
+                by_id[have].forgotten is None or e.id in dead):
             mapped[e.id] = have
             res.skipped.append({"id": e.id, "line": e.line, "reason": f"already in the vault as {have}"})
             continue
@@ -146,8 +148,8 @@ def import_records(vault: ParsedVault, mf: amfile.MemoryFile, name: str, *, dry_
         mapped[e.id] = new_id
         planned[e.id] = _planned(e, new_id, have)
         if have is not None:
-            res.warnings.append(f"{name}:{e.line}: {e.id} says something else than the vault's {have}; "
-                                f"written as {new_id}, which supersedes it")
+            res.warnings.append(f"{name}:{e.line}: {e.id} says something else than the vault's {have} (or is "
+                                f"live again after a tombstone); written as {new_id}, which supersedes it")
     _link(planned, entries, mapped, by_id, name, res)
     forgets = _tombstones(vault, planned, dead, mapped, name, res)
     ready = prepare(vault, list(planned.values()), name)
@@ -173,8 +175,6 @@ def _planned(e: Entry, new_id: str, previous: str | None) -> Planned:
 def _link(planned: dict[str, Planned], entries: dict[str, Entry], mapped: dict[str, str],
           by_id: dict[str, Event], name: str, res: Result) -> None:
     """`supersedes` as the vault's id of the newest version of what it names."""
-    from dataclasses import replace
-
     for fid, p in list(planned.items()):
         ref = entries[fid].supersedes
         if not ref or ref == fid:
@@ -194,8 +194,6 @@ def _tombstones(vault: ParsedVault, planned: dict[str, Planned], dead: dict[str,
                 mapped: dict[str, str], name: str, res: Result) -> list[tuple[Event, str]]:
     """Tombstones of entries this import writes join their metadata; those of entries the vault
     holds already become a `Forgotten:` line added to them (the forget edit memorywire uses)."""
-    from dataclasses import replace
-
     tz, by_id = vault.config.tz, vault.timeline.by_id
     later: list[tuple[Event, str]] = []
     for fid, t in dead.items():
