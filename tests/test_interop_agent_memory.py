@@ -234,6 +234,8 @@ BAD = [
     ("id with space", ['{"format": "agent-memory/0.1"}', json.dumps({**SEED, "id": "a b"})], 2, "one token"),
     ("heading text", ['{"format": "agent-memory/0.1"}', json.dumps({**SEED, "text": "a\n## 10:00 - Belief"})], 2, "heading"),
     ("future", ['{"format": "agent-memory/0.1"}', json.dumps({**SEED, "created_at": "2999-01-01T00:00:00Z"})], 2, "future"),
+    ("lone surrogate", ['{"format": "agent-memory/0.1"}', json.dumps({**SEED, "text": "kaputt \ud800"})], 2, "surrogate"),
+    ("nested too deep", ['{"format": "agent-memory/0.1"}', "[" * 100_000 + "]" * 100_000], 2, "too deep"),
 ]
 
 
@@ -523,3 +525,10 @@ def test_an_entry_written_again_after_its_tombstone_lives_again(vault_dir: Path,
     live = amfile.current_view(am.exported(vault), vault.now())
     assert [(e.id, e.text) for e in live] == [("r~2", "Das Café hat wieder offen.")]
     assert am.import_file(Vault.open(vault_dir), f).written == []
+
+
+def test_a_file_nested_too_deep_to_sniff_is_an_error_not_a_crash(runner, vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    (tmp_path / "deep.jsonl").write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    result = runner.invoke(cli, ["import", str(tmp_path / "deep.jsonl"), "--json"])
+    assert result.exit_code == 1 and json.loads(result.stderr)["error"]["line"] == 1

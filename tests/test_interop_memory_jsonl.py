@@ -167,6 +167,7 @@ BAD = [
     ("presentations", ['{"tick": 1, "time": "2026-03-02T08:00:00", "summary": "x", "_presentations": "3"}'], 1,
      "_presentations"),
     ("ratio", ['{"tick": 1, "time": "2026-03-02T08:00:00", "summary": "x", "_spacing_ratio": 3}'], 1, "_spacing_ratio"),
+    ("surrogate", ['{"tick": 1, "time": "2026-03-02T08:00:00", "summary": "x", "tags": ["\\udc80"]}'], 1, "surrogate"),
 ]
 
 

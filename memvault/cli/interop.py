@@ -57,9 +57,9 @@ def export(ctx, fmt: str, scope: str | None, output: Path | None, as_json: bool)
 
 
 def _import_text(d: dict) -> str:
-    verb = "would write" if d["dry_run"] else "wrote"
+    verb, forgot = ("would write", "would forget") if d["dry_run"] else ("wrote", "forgot")
     lines = [f"{d['file']} ({d['format']}): {verb} {len(d['written'])} entries, "
-             f"skipped {len(d['skipped'])}, forgot {len(d['forgotten'])}"]
+             f"skipped {len(d['skipped'])}, {forgot} {len(d['forgotten'])}"]
     lines += [f"  + {w['id']}  {w['type']}  {w['at'][:16]}  {w['file']}" for w in d["written"]]
     lines += [f"  = {s['id']}  {s['reason']}" for s in d["skipped"]]
     lines += [f"  - {i}  forgotten" for i in d["forgotten"]]

@@ -63,7 +63,7 @@ def sniff(first_line: str) -> bool:
     """Whether a file's first line is this format's header."""
     try:
         head = json.loads(first_line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(head, dict) and head.get("format") == FORMAT
 
@@ -74,7 +74,7 @@ def parse(text: str, name: str, tz: tzinfo = UTC) -> MemoryFile:
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is None:
         raise BadFile(name, 1, f"empty file; an {FORMAT} file starts with its header line")
-    head = _json(lines[first], name, first + 1)
+    head = read_json(lines[first], name, first + 1)
     if not isinstance(head, dict) or head.get("format") != FORMAT:
         raise BadFile(name, first + 1, f'not an {FORMAT} file: the first line must be its header, '
                                        f'{{"format": "{FORMAT}", "created_at": ...}}')
@@ -82,15 +82,32 @@ def parse(text: str, name: str, tz: tzinfo = UTC) -> MemoryFile:
     records: list[Record] = []
     for n, line in enumerate(lines[first + 1:], first + 2):
         if line.strip():
-            records.append(_record(_json(line, name, n), name, n, tz))
+            records.append(_record(read_json(line, name, n), name, n, tz))
     return MemoryFile(created, tuple(records))
 
 
-def _json(line: str, name: str, n: int) -> Any:
+def read_json(line: str, name: str, n: int) -> Any:
+    """One line's JSON value; a line that is not JSON, nests too deep to read, or holds a lone
+    surrogate (`"\\ud800"`: JSON allows it, UTF-8 cannot write it) is a BadFile."""
     try:
-        return json.loads(line)
+        value = json.loads(line)
+    except RecursionError:
+        raise BadFile(name, n, "not JSON memvault reads (nested too deep)") from None
     except ValueError as exc:
         raise BadFile(name, n, f"not JSON ({exc.args[0] if exc.args else exc})") from None
+    if isinstance(value, dict) and any(_surrogate(v) for v in (*value, *value.values())):
+        raise BadFile(name, n, "a string holds a lone surrogate (an escape such as \\ud800), which is not text")
+    return value
+
+
+def _surrogate(value: Any) -> bool:
+    """A lone surrogate in a string, or in a list of strings (a record's fields are flat)."""
+    if isinstance(value, list):
+        return any(isinstance(v, str) and _SURROGATE.search(v) is not None for v in value)
+    return isinstance(value, str) and _SURROGATE.search(value) is not None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _record(obj: Any, name: str, n: int, tz: tzinfo) -> Record:

@@ -30,7 +30,7 @@ from typing import Any
 from memvault.entries.spaced import Plan, Reviewed, format_plan, format_reviewed
 from memvault.entries.values import parse_importance
 from memvault.interop.agent_memory import Result, read_text
-from memvault.interop.amfile import BadFile
+from memvault.interop.amfile import BadFile, read_json
 from memvault.interop.writer import Planned, prepare, write
 from memvault.parsed import ParsedVault
 from memvault.search import access
@@ -64,7 +64,7 @@ class Memory:
 def sniff(first_line: str) -> bool:
     try:
         obj = json.loads(first_line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(obj, dict) and "summary" in obj and "format" not in obj
 
@@ -74,11 +74,7 @@ def parse(text: str, name: str, tz: tzinfo) -> list[Memory]:
     for n, line in enumerate(text.lstrip("\ufeff").split("\n"), 1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except ValueError as exc:
-            raise BadFile(name, n, f"not JSON ({exc.args[0] if exc.args else exc})") from None
-        out.append(_memory(obj, name, n, tz))
+        out.append(_memory(read_json(line, name, n), name, n, tz))
     return out
 
 
