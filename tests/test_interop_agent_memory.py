@@ -532,3 +532,13 @@ def test_a_file_nested_too_deep_to_sniff_is_an_error_not_a_crash(runner, vault_d
     (tmp_path / "deep.jsonl").write_text("[" * 100_000 + "]" * 100_000 + "\n")
     result = runner.invoke(cli, ["import", str(tmp_path / "deep.jsonl"), "--json"])
     assert result.exit_code == 1 and json.loads(result.stderr)["error"]["line"] == 1
+
+
+def test_export_leaves_out_a_supersedes_naming_a_note(vault_dir: Path):
+    new_vault(vault_dir)
+    (vault_dir / "memory" / "2026-05-01.md").write_text(
+        "# 2026-05-01\n\n## Notizen\nDer Drucker im 2. Stock ist kaputt.\n\n"
+        "## 10:00 - Correction\nDer Drucker geht wieder.\nSupersedes: 2026-05-01#notizen\n")
+    vault = Vault.open(vault_dir)
+    assert vault.timeline.supersedes["2026-05-01T10:00"] == "2026-05-01#notizen"  # the vault links them
+    assert [(e.id, e.supersedes) for e in am.exported(vault)] == [("2026-05-01T10:00", None)]

@@ -62,13 +62,15 @@ def to_entry(event: Event, supersedes: str | None) -> Entry:
 def exported(vault: ParsedVault, scope: str | None = None, at: datetime | None = None) -> list[amfile.Record]:
     """The vault's typed log entries as records, oldest first; a tombstone follows each forgotten one."""
     tl, now = vault.timeline, at or vault.now()
+    typed = [ev for ev in tl.events if ev.kind == "log" and not ev.is_note and ev.timestamp is not None
+             and tl.by_id.get(ev.id) is ev]
+    ids = {ev.id for ev in typed}  # a supersedes naming a note or a bullet names nothing the file holds
     out: list[amfile.Record] = []
-    for ev in tl.events:
-        if ev.kind != "log" or ev.is_note or ev.timestamp is None or tl.by_id.get(ev.id) is not ev:
-            continue
+    for ev in typed:
         if scope is not None and (ev.scope or "global") != scope:
             continue
-        out.append(to_entry(ev, tl.supersedes.get(ev.id)))
+        target = tl.supersedes.get(ev.id)
+        out.append(to_entry(ev, target if target in ids else None))
         status = tl.status(ev, now)
         gone = tl.forgotten_at(ev, status) if status == "forgotten" else ev.forgotten
         if gone is not None:

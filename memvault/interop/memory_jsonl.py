@@ -36,7 +36,8 @@ from memvault.parsed import ParsedVault
 from memvault.search import access
 
 FORMAT = "memory-jsonl"
-NATIVE_TYPES = {"decision": "decision", "observation": "observation"}  # the others: observation + the type as a tag
+# memvault's own types stay; any other (event, emotion, plan_outcome, ...) is an observation tagged with it
+NATIVE_TYPES = {t: t for t in ("observation", "belief", "decision", "correction", "procedure")}
 
 
 @dataclass(frozen=True, slots=True)
