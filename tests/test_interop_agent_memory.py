@@ -211,14 +211,19 @@ def test_a_secret_refuses_the_whole_import_before_anything_is_written(vault_dir:
     assert log_bytes(vault_dir) == {}
 
 
-@pytest.mark.parametrize("field", ["source", "scope", "tags"])
+TOKEN = "ghp_" + "Zx9Qm2Lp7Rt4Vw8Yb3Nc6Hd1Jf5Kg0Ts2Ue4W"  # the shape of a GitHub token, built at run time
+
+
+@pytest.mark.parametrize("field", ["source", "scope", "tags", "id", "supersedes"])
 def test_a_secret_in_any_field_is_refused(vault_dir: Path, tmp_path: Path, field: str):
     new_vault(vault_dir)
-    value: Any = [SECRET.replace(" ", "")] if field == "tags" else SECRET
-    f = write_file(tmp_path / "m.jsonl", entry("s", "fact", "Harmlos.", "2026-11-10T08:00:00Z", **{field: value}))
-    with pytest.raises((SecretRefused, BadFile)):
+    value: Any = [TOKEN] if field == "tags" else TOKEN
+    # a supersedes is written as the id it names, so the entry it names carries the secret (line 2)
+    target = [entry(TOKEN, "fact", "Alt.", "2026-11-09T08:00:00Z")] if field == "supersedes" else []
+    f = write_file(tmp_path / "m.jsonl", *target, {**entry("s", "fact", "Harmlos.", "2026-11-10T08:00:00Z"), field: value})
+    with pytest.raises(SecretRefused) as err:
         am.import_file(Vault.open(vault_dir), f)
-    assert log_bytes(vault_dir) == {}
+    assert err.value.line == 2 and log_bytes(vault_dir) == {}
 
 
 BAD = [

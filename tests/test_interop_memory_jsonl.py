@@ -192,6 +192,16 @@ def test_a_secret_refuses_the_whole_import(vault_dir: Path, tmp_path: Path):
     assert err.value.line == 5 and log_bytes(vault_dir) == {} and access.stats(vault_dir) == {}
 
 
+@pytest.mark.parametrize("field", ["tags", "type"])
+def test_a_secret_in_tags_or_type_is_refused(vault_dir: Path, tmp_path: Path, field: str):
+    new_vault(vault_dir)
+    token = "ghp_" + "Zx9Qm2Lp7Rt4Vw8Yb3Nc6Hd1Jf5Kg0Ts2Ue4W"
+    rec = {"tick": 1, "time": "2026-03-02T08:00:00", "summary": "Harmlos.", field: [token] if field == "tags" else token}
+    with pytest.raises(SecretRefused):
+        mj.import_file(Vault.open(vault_dir), write(tmp_path / "memory.jsonl", [rec]))
+    assert log_bytes(vault_dir) == {}
+
+
 def test_cli_import_sniffs_memory_jsonl(runner, vault_dir: Path):
     new_vault(vault_dir)
     result = runner.invoke(cli, ["import", str(FIXTURE), "--json"])
