@@ -547,3 +547,17 @@ def test_export_leaves_out_a_supersedes_naming_a_note(vault_dir: Path):
     vault = Vault.open(vault_dir)
     assert vault.timeline.supersedes["2026-05-01T10:00"] == "2026-05-01#notizen"  # the vault links them
     assert [(e.id, e.supersedes) for e in am.exported(vault)] == [("2026-05-01T10:00", None)]
+
+
+def test_tag_order_survives_a_tag_also_written_inline(vault_dir: Path, tmp_path: Path):
+    """`log` would drop `ideas` from the Tags: line (the text has #ideas) and the reader would then
+    put it last: the second export would list the tags in another order."""
+    new_vault(vault_dir)
+    (vault_dir / "memory" / "2026-05-01.md").write_text(
+        "---\ntags: [ideas]\n---\n# 2026-05-01\n\n## 10:00 - Belief\nBudget im Mai prüfen #ideas\nTags: finance\n")
+    first = am.export_text(Vault.open(vault_dir))
+    (tmp_path / "one.jsonl").write_text(first)
+    other = new_vault(tmp_path / "other")
+    am.import_file(Vault.open(other), tmp_path / "one.jsonl")
+    assert am.export_text(Vault.open(other)).split("\n")[1:] == first.split("\n")[1:]
+    assert '"tags": ["ideas", "finance"]' in first
