@@ -103,11 +103,14 @@ def read_json(line: str, name: str, n: int) -> Any:
 def _surrogate(value: Any) -> bool:
     """A lone surrogate in a string, or in a list of strings (a record's fields are flat)."""
     if isinstance(value, list):
-        return any(isinstance(v, str) and _SURROGATE.search(v) is not None for v in value)
-    return isinstance(value, str) and _SURROGATE.search(value) is not None
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
+        return any(_surrogate(v) for v in value if isinstance(v, str))
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # only a surrogate cannot be encoded
+        return True
+    return False
 
 
 def _record(obj: Any, name: str, n: int, tz: tzinfo) -> Record:
