@@ -30,6 +30,7 @@ ARGS: dict[str, list[str]] = {
     "maintain": ["--dry-run"], "review": [], "review-queue": [], "show": ["2026-02-14T14:30"], "status": [], "watch": [],
 }
 ARGS["ingest"] = ["chat.txt", "--dry-run"]
+ARGS.update({"export": ["--format", "agent-memory"], "import": ["memory.jsonl"]})  # issue 17: interop
 
 
 def walk(group: click.Group = cli, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, click.Command]]:

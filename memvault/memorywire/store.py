@@ -20,10 +20,10 @@ from memvault.entries.model import Event
 from memvault.errors import InputError, NotFoundError, Refused
 from memvault.memorywire import mapping as mw
 from memvault.memorywire import schemas
-from memvault.memorywire.edits import forget_hard, forget_soft, forgettable, tombstone
 from memvault.memorywire.governance import Demoted, Queue, needs_approval, now_ms, settings
 from memvault.parsed import ParsedVault
 from memvault.vault import Vault
+from memvault.write.forget import forget_hard, forget_soft, forgettable, tombstone
 from memvault.write.guard import check_entry_text, check_written
 from memvault.write.log import log_entry
 

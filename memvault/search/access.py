@@ -12,7 +12,7 @@ failing search.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -68,6 +68,33 @@ def record(root: Path, ids: Iterable[str], at: datetime | None = None) -> None:
             raise
         derived_db.discard(Path(root) / DERIVED_DIR / FILE, str(exc), "the access counts")
         _record(root, rows)
+
+
+def raise_counts(root: Path, counts: Mapping[str, tuple[int, datetime]]) -> None:
+    """Make each id's count at least `n`, last accessed at least at `at`: recalls counted
+    elsewhere (an imported memory's `_access_count`), taken in without counting them twice
+    when the same file is imported again."""
+    rows = [(i, n, at.timestamp()) for i, (n, at) in counts.items() if n > 0]
+    if not rows:
+        return
+    try:
+        _raise(root, rows)
+    except sqlite3.DatabaseError as exc:
+        if not derived_db.is_damage(exc):
+            raise
+        derived_db.discard(Path(root) / DERIVED_DIR / FILE, str(exc), "the access counts")
+        _raise(root, rows)
+
+
+def _raise(root: Path, rows: list[tuple[str, int, float]]) -> None:
+    conn = _connect(root)
+    try:
+        with conn:
+            conn.executemany(
+                "INSERT INTO access (id, count, last) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+                "count = max(count, excluded.count), last = max(last, excluded.last)", rows)
+    finally:
+        conn.close()
 
 
 def _record(root: Path, rows: list[tuple[str, float]]) -> None:

@@ -229,15 +229,16 @@ def refuse_broken_frontmatter(text: str, rel: str) -> None:
                       file=rel, line=p.line)
 
 
-def insert_entry(old: str, event: Event, rel: str, vault: ParsedVault) -> tuple[str, int]:
-    """The file text with `event` inserted after every entry at or before its minute.
+def insert_entry(old: str, event: Event, rel: str, vault: ParsedVault, block: str | None = None) -> tuple[str, int]:
+    """The file text with `event` inserted after every entry at or before its minute (`block`: its
+    lines, when the caller renders more than `render_entry` does, as an import does).
 
     Returns the new text and the 1-based line of the new heading.
     """
     when = event.timestamp
     assert when is not None, "insert_entry takes a log entry, which has a time"
     day = when.date().isoformat()
-    block = render_entry(event)
+    block = block or render_entry(event)
     if not old.strip():
         text = f"# {day}\n\n{block}"
         return text, 3

@@ -1,7 +1,7 @@
-"""Forgetting in the files: a `Forgotten:` tombstone line added to entries (soft), or their lines
-removed (hard). One atomic rewrite per file under the vault's lock (`fsio.rewrite`), the entries
-found again in the bytes as they are then, so an edit saved meanwhile is neither lost nor
-overwritten; git keeps what a hard delete removed.
+"""Forgetting in the files (memorywire's `forget`, interop's imported tombstones): a `Forgotten:`
+tombstone line added to entries (soft), or their lines removed (hard). One atomic rewrite per file
+under the vault's lock (`fsio.rewrite`), the entries found again in the bytes as they are then, so
+an edit saved meanwhile is neither lost nor overwritten; git keeps what a hard delete removed.
 """
 
 from __future__ import annotations

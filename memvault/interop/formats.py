@@ -1,0 +1,54 @@
+"""Which format a file is, and the one entry point per direction (`memvault import`/`export`):
+a format is one line in `IMPORTERS` or `EXPORTERS`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memvault.errors import InputError, NotFoundError
+from memvault.interop import agent_memory, amfile, memory_jsonl
+from memvault.interop.amfile import BadFile
+from memvault.parsed import ParsedVault
+
+Importer = Callable[..., agent_memory.Result]  # (vault, path, *, dry_run, name) -> Result
+Exporter = Callable[[ParsedVault, str | None, Path | None], dict[str, Any]]  # (vault, scope, out) -> summary
+
+IMPORTERS: dict[str, Importer] = {
+    "agent-memory": agent_memory.import_file,
+    "memory-jsonl": memory_jsonl.import_file,
+}
+EXPORTERS: dict[str, Exporter] = {
+    "agent-memory": agent_memory.export_file,
+}
+
+
+def sniff(path: Path, name: str) -> str:
+    """The format a file's first line says: the agent-memory header, or a forgetting-curve memory."""
+    text = agent_memory.read_text(path, name)
+    lines = text.lstrip("\ufeff").split("\n")
+    n, first = next(((i, line) for i, line in enumerate(lines, 1) if line.strip()), (1, ""))
+    if amfile.sniff(first):
+        return "agent-memory"
+    if memory_jsonl.sniff(first):
+        return "memory-jsonl"
+    raise BadFile(name, n, f"neither an {amfile.FORMAT} header nor a forgetting-curve memory line "
+                           f"(with a \"summary\"); give --format ({', '.join(IMPORTERS)})")
+
+
+def import_file(vault: ParsedVault, path: Path, fmt: str | None = None, *, dry_run: bool = False) -> dict[str, Any]:
+    """Import `path` (its format sniffed when `fmt` is None); what was written, skipped, forgotten."""
+    name = str(path)
+    if fmt is not None and fmt not in IMPORTERS:
+        raise InputError(f"--format {fmt!r}: import reads {', '.join(IMPORTERS)}")
+    if not Path(path).is_file():
+        raise NotFoundError(f"{name}: no such file")
+    fmt = fmt or sniff(path, name)
+    return IMPORTERS[fmt](vault, path, dry_run=dry_run, name=name).to_dict()
+
+
+def export(vault: ParsedVault, fmt: str, scope: str | None = None, out: Path | None = None) -> dict[str, Any]:
+    if fmt not in EXPORTERS:
+        raise InputError(f"--format {fmt!r}: export writes {', '.join(EXPORTERS)}")
+    return EXPORTERS[fmt](vault, scope, out)

@@ -1,0 +1,563 @@
+"""agent-memory/0.1 files in and out of a vault: `memvault import`/`export` (docs/interop.md).
+
+The vault's state is checked through the library (Vault.open, its timeline), the files as bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memvault.cli import cli
+from memvault.cli.interop import IMPORT_FORMATS
+from memvault.errors import SecretRefused
+from memvault.interop import agent_memory as am
+from memvault.interop import amfile, formats
+from memvault.interop.amfile import BadFile, Entry, Tombstone
+from memvault.vault import Vault
+from memvault.write.forget import forget_soft, tombstone
+from memvault.write.log import log_entry
+
+HEADER = {"format": "agent-memory/0.1", "created_at": "2026-11-09T07:50:00Z"}
+# Built at run time, so the repository holds no literal credential (tests/helpers_secrets.py).
+SECRET = 'aws_secret_access_key = "' + "Zx9Qm2Lp7Rt4Vw8Y" + 'b3Nc6Hd1Jf5Kg0Ts2Ue4Wq7"'
+
+
+def new_vault(root: Path, zone: str = "Europe/Berlin") -> Path:
+    (root / "memory").mkdir(parents=True, exist_ok=True)
+    (root / "memvault.toml").write_text(f'[vault]\ntimezone = "{zone}"\n')
+    return root
+
+
+def write_file(path: Path, *records: dict[str, Any], header: dict[str, Any] | None = HEADER) -> Path:
+    lines = ([json.dumps(header)] if header is not None else []) + [json.dumps(r, ensure_ascii=False) for r in records]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def entry(id: str, kind: str, text: str, created: str, **more: Any) -> dict[str, Any]:
+    return {"id": id, "kind": kind, "text": text, "created_at": created, **more}
+
+
+def log_bytes(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted((root / "memory").rglob("*.md"))}
+
+
+SEED = entry("3f9a1c2b7d10", "lesson", "The harbor site blocks requests without a user agent.",
+             "2026-11-09T07:51:02Z", scope="harbor.example", tags=["fetching"], source="session:2026-11-08-a",
+             confidence=0.9, expires_at=None, supersedes=None)
+
+
+# -- import -------------------------------------------------------------------------------------
+
+def test_the_seed_example_becomes_an_entry_on_its_day_with_every_field(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    am.import_file(Vault.open(vault_dir), write_file(tmp_path / "m.jsonl", SEED))
+    ev = Vault.open(vault_dir).timeline.by_id["3f9a1c2b7d10"]
+    assert ev.file == "memory/2026-11-09.md"
+    assert ev.timestamp == datetime(2026, 11, 9, 7, 51, 2, tzinfo=UTC)  # 08:51:02 in Berlin, the same instant
+    assert ev.timestamp.utcoffset() == timedelta(hours=1)
+    assert (ev.type, ev.content, ev.scope, ev.source, ev.confidence0) == (
+        "observation", "The harbor site blocks requests without a user agent.", "harbor.example",
+        "session:2026-11-08-a", 0.9)
+    assert ev.tags == ("lesson", "fetching") and ev.explicit_id
+
+
+def test_each_kind_maps_to_a_type_and_comes_back(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    kinds = amfile.KINDS
+    records = [entry(f"k{i}", k, f"Merke dir Nummer {i}.", f"2026-10-0{i + 1}T10:00:00Z") for i, k in enumerate(kinds)]
+    am.import_file(Vault.open(vault_dir), write_file(tmp_path / "m.jsonl", *records))
+    vault = Vault.open(vault_dir)
+    assert {vault.timeline.by_id[f"k{i}"].type for i in range(5)} == {"belief", "observation"}
+    back = {e.id: e.kind for e in am.exported(vault) if isinstance(e, Entry)}
+    assert back == {f"k{i}": k for i, k in enumerate(kinds)}
+
+
+def test_a_vault_entry_without_a_kind_tag_is_exported_by_its_type(vault_dir: Path):
+    new_vault(vault_dir)
+    vault = Vault.open(vault_dir)
+    for n, etype in enumerate(("belief", "decision", "observation", "procedure")):
+        log_entry(vault, f"Eintrag {n}", type=etype, at=datetime(2026, 5, 1, 9, n, tzinfo=UTC), tags=("atlas",))
+    got = [(e.kind, e.tags) for e in am.exported(Vault.open(vault_dir)) if isinstance(e, Entry)]
+    assert got == [("fact", ("atlas",)), ("fact", ("atlas",)), ("lesson", ("atlas",)), ("lesson", ("atlas",))]
+
+
+def test_source_user_is_kept_and_global_scope_writes_no_line(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    f = write_file(tmp_path / "m.jsonl", entry("p1", "preference", "Dana prefers light mode.",
+                                               "2026-11-10T08:00:00Z", source="user", scope="global"))
+    am.import_file(Vault.open(vault_dir), f)
+    text = (vault_dir / "memory" / "2026-11-10.md").read_text()
+    assert "Source: user\n" in text and "Scope:" not in text
+    out = am.exported(Vault.open(vault_dir))
+    assert [(e.source, amfile.entry_dict(e)["scope"]) for e in out if isinstance(e, Entry)] == [("user", "global")]
+
+
+def test_created_at_lands_on_its_day_in_the_vaults_zone(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)  # 23:30 UTC is 00:30 the next day in Berlin
+    am.import_file(Vault.open(vault_dir), write_file(tmp_path / "m.jsonl", entry("n1", "fact", "Spät.", "2026-01-14T23:30:00Z")))
+    assert list(log_bytes(vault_dir)) == ["memory/2026-01-15.md"]
+    assert "## 00:30 - Belief" in (vault_dir / "memory" / "2026-01-15.md").read_text()
+
+
+def test_an_entry_goes_before_the_days_later_entries_and_their_ids_hold(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    (vault_dir / "memory" / "2026-02-21.md").write_text("# 2026-02-21\n\n## 09:00 - Belief\nUser likes tea\n\n"
+                                                        "## 18:00 - Observation\nAbends Regen.\n")
+    am.import_file(Vault.open(vault_dir), write_file(tmp_path / "m.jsonl", entry("x", "fact", "Mittags Sonne.",
+                                                                                 "2026-02-21T11:00:00Z")))
+    vault = Vault.open(vault_dir)
+    order = [e.id for e in vault.timeline.events if e.file == "memory/2026-02-21.md"]
+    assert order == ["2026-02-21T09:00", "x", "2026-02-21T18:00"]
+
+
+def test_supersedes_becomes_a_supersedes_line_and_the_views_agree(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    f = write_file(tmp_path / "m.jsonl",
+                   entry("p1", "preference", "Prefers dark mode.", "2026-11-09T08:00:00Z", source="user"),
+                   entry("p2", "preference", "Prefers light mode.", "2026-11-10T08:00:00Z", source="user", supersedes="p1"))
+    am.import_file(Vault.open(vault_dir), f)
+    vault = Vault.open(vault_dir)
+    assert "Supersedes: p1" in (vault_dir / "memory" / "2026-11-10.md").read_text()
+    assert vault.timeline.status(vault.timeline.by_id["p1"]) == "superseded"
+    assert [e.text for e in amfile.current_view(amfile.parse(f.read_text(), "m").records, vault.now())] == [
+        "Prefers light mode."]
+
+
+def test_a_tombstone_becomes_a_forgotten_line(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    f = write_file(tmp_path / "m.jsonl", entry("f1", "fact", "Büro ist im 3. Stock.", "2026-11-10T09:00:00Z"),
+                   {"id": "f1", "deleted": True, "created_at": "2026-11-11T09:00:00Z"})
+    res = am.import_file(Vault.open(vault_dir), f)
+    assert res.forgotten == ["f1"]
+    ev = Vault.open(vault_dir).timeline.by_id["f1"]
+    assert ev.forgotten == datetime(2026, 11, 11, 9, tzinfo=UTC)
+    assert Vault.open(vault_dir).timeline.status(ev) == "forgotten"
+
+
+def test_a_tombstone_added_later_forgets_the_entry_already_imported(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    first = entry("f1", "fact", "Büro ist im 3. Stock.", "2026-11-10T09:00:00Z")
+    am.import_file(Vault.open(vault_dir), write_file(tmp_path / "m.jsonl", first))
+    f = write_file(tmp_path / "m.jsonl", first, {"id": "f1", "deleted": True, "created_at": "2026-11-12T09:00:00Z"})
+    res = am.import_file(Vault.open(vault_dir), f)
+    assert (res.written, res.forgotten) == ([], ["f1"])
+    text = (vault_dir / "memory" / "2026-11-10.md").read_text()
+    assert text.count("Forgotten: 2026-11-12T10:00:00+01:00") == 1
+    again = am.import_file(Vault.open(vault_dir), f)  # and a third import changes nothing
+    assert again.forgotten == [] and (vault_dir / "memory" / "2026-11-10.md").read_text() == text
+
+
+def test_importing_the_same_file_twice_adds_nothing(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    f = write_file(tmp_path / "m.jsonl", SEED,
+                   entry("p1", "preference", "Prefers dark mode.", "2026-11-09T08:00:00Z", source="user"),
+                   entry("p2", "preference", "Prefers light mode.", "2026-11-10T08:00:00Z", supersedes="p1"),
+                   entry("x", "avoid", "Skip the old wiki; it is outdated.", "2026-11-10T09:00:00Z"),
+                   {"id": "x", "deleted": True, "created_at": "2026-11-10T12:00:00Z"})
+    am.import_file(Vault.open(vault_dir), f)
+    before = log_bytes(vault_dir)
+    res = am.import_file(Vault.open(vault_dir), f)
+    assert res.written == [] and res.forgotten == [] and len(res.skipped) == 5
+    assert log_bytes(vault_dir) == before
+
+
+def test_changed_text_under_the_same_id_is_a_new_version_that_supersedes(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    old = entry("m1", "fact", "Standup ist um 9:30.", "2026-11-02T08:00:00Z")
+    am.import_file(Vault.open(vault_dir), write_file(tmp_path / "m.jsonl", old))
+    f = write_file(tmp_path / "m.jsonl", old, {**old, "text": "Standup ist um 10:00.", "created_at": "2026-11-05T08:00:00Z"})
+    res = am.import_file(Vault.open(vault_dir), f)
+    assert [w["id"] for w in res.written] == ["m1~2"] and "m1~2" in res.warnings[0]
+    vault = Vault.open(vault_dir)
+    assert vault.timeline.supersedes["m1~2"] == "m1"
+    view = [e for e in am.exported(vault) if isinstance(e, Entry)]
+    live = amfile.current_view(am.exported(vault), vault.now())
+    assert [e.text for e in live] == ["Standup ist um 10:00."] and len(view) == 2
+    assert am.import_file(Vault.open(vault_dir), f).written == []  # the version is found again
+
+
+def test_dry_run_writes_nothing(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    res = am.import_file(Vault.open(vault_dir), write_file(tmp_path / "m.jsonl", SEED), dry_run=True)
+    assert [w["id"] for w in res.written] == ["3f9a1c2b7d10"] and res.files == ["memory/2026-11-09.md"]
+    assert log_bytes(vault_dir) == {}
+
+
+def test_a_supersedes_nobody_holds_is_a_warning_not_a_dangling_line(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    res = am.import_file(Vault.open(vault_dir), write_file(
+        tmp_path / "m.jsonl", entry("a", "fact", "Neu.", "2026-11-02T08:00:00Z", supersedes="gone")))
+    assert "gone" in res.warnings[0]
+    assert "Supersedes" not in (vault_dir / "memory" / "2026-11-02.md").read_text()
+
+
+# -- refusals ------------------------------------------------------------------------------------
+
+def test_a_secret_refuses_the_whole_import_before_anything_is_written(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    f = write_file(tmp_path / "m.jsonl", SEED, entry("s", "fact", f"Deploy key: {SECRET}", "2026-11-10T08:00:00Z"))
+    with pytest.raises(SecretRefused) as err:
+        am.import_file(Vault.open(vault_dir), f)
+    assert err.value.line == 3 and str(err.value).startswith(f"{f}:3:")
+    assert log_bytes(vault_dir) == {}
+
+
+TOKEN = "ghp_" + "Zx9Qm2Lp7Rt4Vw8Yb3Nc6Hd1Jf5Kg0Ts2Ue4W"  # the shape of a GitHub token, built at run time
+
+
+@pytest.mark.parametrize("field", ["source", "scope", "tags", "id", "supersedes"])
+def test_a_secret_in_any_field_is_refused(vault_dir: Path, tmp_path: Path, field: str):
+    new_vault(vault_dir)
+    value: Any = [TOKEN] if field == "tags" else TOKEN
+    # a supersedes is written as the id it names, so the entry it names carries the secret (line 2)
+    target = [entry(TOKEN, "fact", "Alt.", "2026-11-09T08:00:00Z")] if field == "supersedes" else []
+    f = write_file(tmp_path / "m.jsonl", *target, {**entry("s", "fact", "Harmlos.", "2026-11-10T08:00:00Z"), field: value})
+    with pytest.raises(SecretRefused) as err:
+        am.import_file(Vault.open(vault_dir), f)
+    assert err.value.line == 2 and log_bytes(vault_dir) == {}
+
+
+BAD = [
+    ("not json", ['{"format": "agent-memory/0.1"}', "{not json"], 2, "not JSON"),
+    ("wrong header", ['{"format": "agent-memory/0.2"}', json.dumps(SEED)], 1, "header"),
+    ("no header", [json.dumps(SEED)], 1, "header"),
+    ("unknown kind", ['{"format": "agent-memory/0.1"}', json.dumps({**SEED, "kind": "opinion"})], 2, "unknown kind"),
+    ("bad date", ['{"format": "agent-memory/0.1"}', json.dumps({**SEED, "created_at": "gestern"})], 2, "ISO 8601"),
+    ("bad expiry", ['{"format": "agent-memory/0.1"}', "", json.dumps({**SEED, "expires_at": "2026-13-01"})], 3, "expires_at"),
+    ("no text", ['{"format": "agent-memory/0.1"}', json.dumps({**SEED, "text": ""})], 2, '"text"'),
+    ("confidence", ['{"format": "agent-memory/0.1"}', json.dumps({**SEED, "confidence": 1.5})], 2, "confidence"),
+    ("array", ['{"format": "agent-memory/0.1"}', "[1, 2]"], 2, "JSON object"),
+    ("id with space", ['{"format": "agent-memory/0.1"}', json.dumps({**SEED, "id": "a b"})], 2, "one token"),
+    ("heading text", ['{"format": "agent-memory/0.1"}', json.dumps({**SEED, "text": "a\n## 10:00 - Belief"})], 2, "heading"),
+    ("future", ['{"format": "agent-memory/0.1"}', json.dumps({**SEED, "created_at": "2999-01-01T00:00:00Z"})], 2, "future"),
+    ("lone surrogate", ['{"format": "agent-memory/0.1"}', json.dumps({**SEED, "text": "kaputt \ud800"})], 2, "surrogate"),
+    ("nested too deep", ['{"format": "agent-memory/0.1"}', "[" * 100_000 + "]" * 100_000], 2, "too deep"),
+]
+
+
+@pytest.mark.parametrize("lines, line, words", [b[1:] for b in BAD], ids=[b[0] for b in BAD])
+def test_a_bad_file_is_an_error_naming_file_and_line(vault_dir: Path, tmp_path: Path, lines, line, words):
+    new_vault(vault_dir)
+    f = tmp_path / "bad.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    with pytest.raises(BadFile) as err:
+        am.import_file(Vault.open(vault_dir), f)
+    assert (err.value.file, err.value.line) == (str(f), line)
+    assert str(err.value).startswith(f"{f}:{line}: ") and words in str(err.value), str(err.value)
+    assert log_bytes(vault_dir) == {}
+
+
+def test_not_utf8_and_empty_files_are_errors_too(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    f = tmp_path / "latin1.jsonl"
+    f.write_bytes(b'{"format": "agent-memory/0.1"}\n{"text": "M\xfcnchen"}\n')
+    with pytest.raises(BadFile, match=r"latin1.jsonl:2: not UTF-8"):
+        am.import_file(Vault.open(vault_dir), f)
+    (tmp_path / "empty.jsonl").write_text("\n\n")
+    with pytest.raises(BadFile, match=r"empty.jsonl:1: empty file"):
+        am.import_file(Vault.open(vault_dir), tmp_path / "empty.jsonl")
+
+
+# -- export --------------------------------------------------------------------------------------
+
+def test_export_filters_by_scope_and_writes_a_file_atomically(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    f = write_file(tmp_path / "m.jsonl", SEED, entry("g", "fact", "Global.", "2026-11-09T09:00:00Z"),
+                   entry("p", "fact", "Atlas uses Postgres.", "2026-11-09T10:00:00Z", scope="project:atlas"))
+    am.import_file(Vault.open(vault_dir), f)
+    vault = Vault.open(vault_dir)
+    assert [e.id for e in am.exported(vault, "project:atlas")] == ["p"]
+    assert [e.id for e in am.exported(vault, "global")] == ["g"]
+    out = tmp_path / "out" / "export.jsonl"
+    summary = am.export_file(vault, None, out)
+    assert summary["entries"] == 3 and summary["text"] is None
+    back = amfile.parse(out.read_text(), "out")
+    assert [e.id for e in back.records] == ["3f9a1c2b7d10", "g", "p"]
+
+
+def test_export_tombstones_what_maintain_forgot(vault_dir: Path, tmp_path: Path):
+    from memvault import forgotten as record
+
+    new_vault(vault_dir)
+    am.import_file(Vault.open(vault_dir), write_file(tmp_path / "m.jsonl", entry("a", "fact", "Alt.", "2025-01-02T08:00:00Z")))
+    when = datetime(2026, 1, 1, tzinfo=UTC)
+    record.save(vault_dir, [record.Forgetting("a", when, 0.01, "forget_below", "exponential")])
+    out = am.exported(Vault.open(vault_dir))
+    assert isinstance(out[-1], Tombstone) and out[-1].created_at == when
+
+
+def test_export_escapes_characters_that_change_what_a_terminal_shows(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    # written by hand (log refuses it): a right-to-left override turns what follows around on screen
+    (vault_dir / "memory" / "2026-05-01.md").write_text("# 2026-05-01\n\n## 09:00 - Belief\nPreis \u202e99 €\n")
+    text = am.export_text(Vault.open(vault_dir))
+    assert "\u202e" not in text and "\\u202e" in text and "€" in text
+    assert [e.text for e in amfile.parse(text, "x").records if isinstance(e, Entry)] == ["Preis \u202e99 €"]
+
+
+# -- the CLI -------------------------------------------------------------------------------------
+
+def test_cli_import_sniffs_the_format_and_export_prints_the_file(runner, vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    f = write_file(tmp_path / "m.jsonl", SEED)
+    result = runner.invoke(cli, ["import", str(f), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["format"] == "agent-memory" and [w["id"] for w in data["written"]] == ["3f9a1c2b7d10"]
+    assert "3f9a1c2b7d10" in Vault.open(vault_dir).timeline.by_id
+    again = runner.invoke(cli, ["import", str(f)])
+    assert again.exit_code == 0 and "wrote 0 entries, skipped 1" in again.output
+    out = runner.invoke(cli, ["export", "--format", "agent-memory"])
+    assert out.exit_code == 0
+    assert amfile.parse(out.output, "stdout").records[0].id == "3f9a1c2b7d10"  # type: ignore[union-attr]
+
+
+def test_cli_export_to_a_file_and_dry_run(runner, vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    f = write_file(tmp_path / "m.jsonl", SEED)
+    dry = runner.invoke(cli, ["import", str(f), "--dry-run"])
+    assert dry.exit_code == 0 and "would write 1 entries" in dry.output and log_bytes(vault_dir) == {}
+    runner.invoke(cli, ["import", str(f)])
+    result = runner.invoke(cli, ["export", "--format", "agent-memory", "-o", str(tmp_path / "e.jsonl"), "--json"])
+    assert result.exit_code == 0 and json.loads(result.output)["entries"] == 1
+    assert amfile.sniff((tmp_path / "e.jsonl").read_text().split("\n")[0])
+
+
+@pytest.mark.parametrize("lines, line, words", [b[1:] for b in BAD[:5]], ids=[b[0] for b in BAD[:5]])
+def test_cli_bad_files_give_json_errors_with_file_and_line(runner, vault_dir: Path, tmp_path: Path, lines, line, words):
+    new_vault(vault_dir)
+    f = tmp_path / "bad.jsonl"
+    f.write_text("\n".join(lines) + "\n")
+    result = runner.invoke(cli, ["import", str(f), "--format", "agent-memory", "--json"])
+    assert result.exit_code == 1
+    err = json.loads(result.stderr)["error"]
+    assert (err["code"], err["file"], err["line"]) == ("refused", str(f), line) and words in err["message"]
+
+
+def test_cli_secret_is_a_secret_error(runner, vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    f = write_file(tmp_path / "m.jsonl", entry("s", "fact", SECRET, "2026-11-10T08:00:00Z"))
+    result = runner.invoke(cli, ["import", str(f), "--json"])
+    assert result.exit_code == 1 and json.loads(result.stderr)["error"]["code"] == "secret"
+    assert log_bytes(vault_dir) == {}
+
+
+def test_cli_an_unknown_file_shape_and_a_missing_file(runner, vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    (tmp_path / "x.jsonl").write_text('{"hello": 1}\n')
+    result = runner.invoke(cli, ["import", str(tmp_path / "x.jsonl"), "--json"])
+    assert result.exit_code == 1 and "give --format" in json.loads(result.stderr)["error"]["message"]
+    missing = runner.invoke(cli, ["import", str(tmp_path / "nope.jsonl"), "--json"])
+    assert missing.exit_code == 1 and json.loads(missing.stderr)["error"]["code"] == "not_found"
+
+
+def test_the_cli_offers_exactly_the_librarys_formats(runner, vault_dir: Path):
+    new_vault(vault_dir)
+    assert tuple(formats.IMPORTERS) == IMPORT_FORMATS
+    result = runner.invoke(cli, ["export", "--format", "yaml", "--json"])
+    assert result.exit_code == 2 and "agent-memory" in json.loads(result.stderr)["error"]["message"]
+
+
+# -- round trips (hypothesis) ----------------------------------------------------------------------
+
+WORDS = ["Dana", "prefers", "light", "mode", "Kaffee", "nach", "15", "Uhr", "Postgres", "statt", "MySQL", "the",
+         "harbor", "site", "blocks", "requests", "Frau", "Müller", "mag", "keinen", "Tee", "Zanzibar", "offsite",
+         "Büro", "im", "dritten", "Stock", "order", "O-9987", "ships", "FedEx", "weekly", "updates", "Montag", "ß"]
+SCOPES = [None, "global", "github.com", "project:atlas", "harbor.example"]
+SOURCES = [None, "user", "session:2026-11-08-a", "https://example.org/notes"]
+TAGS = ["fetching", "atlas", "kaffee", "büro", "preference", "lesson", "ops"]
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
+
+
+@st.composite
+def memory_files(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Lines of an agent-memory file: entries of every kind, supersedes chains (always naming an
+    earlier entry), tombstones, expiry on either side of now, and ids written again (later wins)."""
+    n = draw(st.integers(1, 7))
+    starts = sorted(draw(st.lists(st.integers(0, 60 * 24 * 700), min_size=n, max_size=n, unique=True)))
+    base = datetime(2024, 6, 1, tzinfo=UTC)
+    out: list[dict[str, Any]] = []
+    for i, minutes in enumerate(starts):
+        created = base + timedelta(minutes=minutes, seconds=draw(st.integers(0, 59)))
+        rec: dict[str, Any] = {
+            "id": f"e{i}x{draw(st.integers(0, 99))}", "kind": draw(st.sampled_from(amfile.KINDS)),
+            "text": " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=8))) + ".",
+            "scope": draw(st.sampled_from(SCOPES)), "tags": draw(st.lists(st.sampled_from(TAGS), max_size=3, unique=True)),
+            "source": draw(st.sampled_from(SOURCES)),
+            "confidence": draw(st.one_of(st.none(), st.sampled_from([0.0, 0.35, 0.9, 1.0]))),
+            "expires_at": None, "supersedes": None, "created_at": amfile.zulu(created)}
+        if draw(st.booleans()) and draw(st.booleans()):
+            rec["expires_at"] = amfile.zulu(created + timedelta(days=draw(st.integers(1, 1200))))
+        if out and draw(st.booleans()):
+            rec["supersedes"] = draw(st.sampled_from([r["id"] for r in out if "kind" in r]))
+        out.append(rec)
+        if draw(st.integers(0, 4)) == 0:
+            out.append({"id": rec["id"], "deleted": True,
+                        "created_at": amfile.zulu(created + timedelta(hours=draw(st.integers(1, 5000))))})
+        elif draw(st.integers(0, 5)) == 0:  # the same id written again, later lines win
+            out.append({**rec, "text": rec["text"] + " Aktualisiert."})
+    return out
+
+
+def view(records: list[amfile.Record], now: datetime) -> list[tuple[Any, ...]]:
+    return [(e.id, *am.normal(e), e.created_at) for e in amfile.current_view(records, now)]
+
+
+def fresh_vault(tmp: str, name: str) -> Vault:
+    return Vault.open(new_vault(Path(tmp) / name))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(memory_files())
+def test_file_to_vault_to_file_keeps_the_current_view(lines: list[dict[str, Any]]):
+    with tempfile.TemporaryDirectory() as tmp:
+        f = write_file(Path(tmp) / "m.jsonl", *lines)
+        vault = fresh_vault(tmp, "v")
+        am.import_file(vault, f)
+        vault = Vault.open(vault.root)
+        now = vault.now()
+        before = view(list(amfile.parse(f.read_text(), "m").records), now)
+        after = view(am.exported(vault), now)
+        assert after == before
+        assert am.import_file(Vault.open(vault.root), f).written == []  # and importing again adds nothing
+
+
+@st.composite
+def vault_entries(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """What `log` writes: any type, with or without a kind tag, supersession chains, forgetting."""
+    n = draw(st.integers(1, 6))
+    starts = sorted(draw(st.lists(st.integers(0, 60 * 24 * 600), min_size=n, max_size=n, unique=True)))
+    return [{"at": datetime(2024, 9, 1, tzinfo=UTC) + timedelta(minutes=m),
+             "type": draw(st.sampled_from(["observation", "belief", "decision", "correction", "procedure"])),
+             "text": " ".join(draw(st.lists(st.sampled_from(WORDS + ["#ops", "#kaffee"]), min_size=1, max_size=8))),
+             "tags": tuple(draw(st.lists(st.sampled_from(TAGS + list(amfile.KINDS)), max_size=3, unique=True))),
+             "scope": draw(st.sampled_from(SCOPES)), "source": draw(st.sampled_from(SOURCES)),
+             "confidence": draw(st.one_of(st.none(), st.sampled_from([0.2, 0.75]))),
+             "expires_days": draw(st.one_of(st.none(), st.integers(1, 900))),
+             "supersedes": draw(st.one_of(st.none(), st.integers(0, i - 1))) if i else None,
+             "forget_hours": draw(st.one_of(st.none(), st.integers(1, 3000)))} for i, m in enumerate(starts)]
+
+
+def comparable(vault: Vault, now: datetime) -> dict[str, tuple[Any, ...]]:
+    tl = vault.timeline
+    out = {}
+    for e in tl.events:
+        if e.kind == "log" and not e.is_note:
+            kind = am.to_entry(e, None).kind
+            out[e.id] = (e.timestamp, e.content, e.scope if e.scope != "global" else None, e.source, e.confidence0,
+                         e.expires, e.forgotten, tl.supersedes.get(e.id), tl.status(e, now),
+                         tuple(t for t in e.tags if t != kind), kind)
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(vault_entries())
+def test_vault_to_file_to_vault_to_file_is_lossless(specs: list[dict[str, Any]]):
+    with tempfile.TemporaryDirectory() as tmp:
+        first = fresh_vault(tmp, "a")
+        ids: list[str] = []
+        for s in specs:
+            ev = log_entry(first, s["text"], type=s["type"], at=s["at"], tags=s["tags"], scope=s["scope"],
+                           source=s["source"], confidence=s["confidence"],
+                           expires=s["at"] + timedelta(days=s["expires_days"]) if s["expires_days"] else None,
+                           supersedes=ids[s["supersedes"]] if s["supersedes"] is not None else None)
+            ids.append(ev.id)
+            first = Vault.open(first.root)
+        for s, eid in zip(specs, ids, strict=True):
+            if s["forget_hours"]:
+                forget_soft(first, [first.timeline.by_id[eid]],
+                            tombstone((s["at"] + timedelta(hours=s["forget_hours"])).astimezone(first.config.tz), None))
+                first = Vault.open(first.root)
+        text1 = am.export_text(first)
+        (Path(tmp) / "one.jsonl").write_text(text1)
+        second = fresh_vault(tmp, "b")
+        am.import_file(second, Path(tmp) / "one.jsonl")
+        second = Vault.open(second.root)
+        text2 = am.export_text(second)
+        assert text2.split("\n")[1:] == text1.split("\n")[1:]  # all but the header's own time
+        now = first.now()
+        assert comparable(second, now) == comparable(first, now)
+
+
+def test_a_day_file_that_would_refuse_refuses_before_any_file_is_written(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    (vault_dir / "memory" / "2026-11-10.md").write_text("---\ntags: [unclosed\n---\n# 2026-11-10\n")
+    before = log_bytes(vault_dir)
+    f = write_file(tmp_path / "m.jsonl", entry("a", "fact", "Früher.", "2026-11-09T08:00:00Z"),
+                   entry("b", "fact", "Später.", "2026-11-10T08:00:00Z"))
+    with pytest.raises(Exception, match="2026-11-10.md"):
+        am.import_file(Vault.open(vault_dir), f)
+    assert log_bytes(vault_dir) == before  # 2026-11-09 was not written either
+
+
+def test_import_waits_for_the_write_lock(vault_dir: Path, monkeypatch: pytest.MonkeyPatch):
+    from functools import partial
+
+    from memvault import fsio
+    from memvault.errors import LockTimeout
+    from memvault.interop import writer
+
+    new_vault(vault_dir)
+    vault = Vault.open(vault_dir)
+    ready = writer.prepare(vault, [writer.Planned("a", "belief", "Gesperrt.", datetime(2026, 1, 2, tzinfo=UTC), 2)], "m")
+    monkeypatch.setattr(writer, "locked", partial(fsio.locked, timeout=0.2))  # wait 0.2 s, not 10
+    with fsio.locked(vault.lock_path), pytest.raises(LockTimeout):
+        writer.write(vault, ready)  # another writer holds the lock: nothing is written
+    assert log_bytes(vault_dir) == {}
+    writer.write(vault, ready)
+    assert "a" in Vault.open(vault_dir).timeline.by_id
+
+
+def test_an_entry_written_again_after_its_tombstone_lives_again(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    rec = entry("r", "fact", "Das Café hat wieder offen.", "2026-11-02T08:00:00Z")
+    f = write_file(tmp_path / "m.jsonl", rec, {"id": "r", "deleted": True, "created_at": "2026-11-03T08:00:00Z"})
+    am.import_file(Vault.open(vault_dir), f)
+    f = write_file(tmp_path / "m.jsonl", rec, {"id": "r", "deleted": True, "created_at": "2026-11-03T08:00:00Z"},
+                   {**rec, "created_at": "2026-11-04T08:00:00Z"})
+    res = am.import_file(Vault.open(vault_dir), f)
+    assert [w["id"] for w in res.written] == ["r~2"]
+    vault = Vault.open(vault_dir)
+    live = amfile.current_view(am.exported(vault), vault.now())
+    assert [(e.id, e.text) for e in live] == [("r~2", "Das Café hat wieder offen.")]
+    assert am.import_file(Vault.open(vault_dir), f).written == []
+
+
+def test_a_file_nested_too_deep_to_sniff_is_an_error_not_a_crash(runner, vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    (tmp_path / "deep.jsonl").write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    result = runner.invoke(cli, ["import", str(tmp_path / "deep.jsonl"), "--json"])
+    assert result.exit_code == 1 and json.loads(result.stderr)["error"]["line"] == 1
+
+
+def test_export_leaves_out_a_supersedes_naming_a_note(vault_dir: Path):
+    new_vault(vault_dir)
+    (vault_dir / "memory" / "2026-05-01.md").write_text(
+        "# 2026-05-01\n\n## Notizen\nDer Drucker im 2. Stock ist kaputt.\n\n"
+        "## 10:00 - Correction\nDer Drucker geht wieder.\nSupersedes: 2026-05-01#notizen\n")
+    vault = Vault.open(vault_dir)
+    assert vault.timeline.supersedes["2026-05-01T10:00"] == "2026-05-01#notizen"  # the vault links them
+    assert [(e.id, e.supersedes) for e in am.exported(vault)] == [("2026-05-01T10:00", None)]
+
+
+def test_tag_order_survives_a_tag_also_written_inline(vault_dir: Path, tmp_path: Path):
+    """`log` would drop `ideas` from the Tags: line (the text has #ideas) and the reader would then
+    put it last: the second export would list the tags in another order."""
+    new_vault(vault_dir)
+    (vault_dir / "memory" / "2026-05-01.md").write_text(
+        "---\ntags: [ideas]\n---\n# 2026-05-01\n\n## 10:00 - Belief\nBudget im Mai prüfen #ideas\nTags: finance\n")
+    first = am.export_text(Vault.open(vault_dir))
+    (tmp_path / "one.jsonl").write_text(first)
+    other = new_vault(tmp_path / "other")
+    am.import_file(Vault.open(other), tmp_path / "one.jsonl")
+    assert am.export_text(Vault.open(other)).split("\n")[1:] == first.split("\n")[1:]
+    assert '"tags": ["ideas", "finance"]' in first
