@@ -275,7 +275,7 @@ def test_export_filters_by_scope_and_writes_a_file_atomically(vault_dir: Path, t
                    entry("p", "fact", "Atlas uses Postgres.", "2026-11-09T10:00:00Z", scope="project:atlas"))
     am.import_file(Vault.open(vault_dir), f)
     vault = Vault.open(vault_dir)
-    assert [e.id for e in am.exported(vault, "project:atlas")] == ["p"]
+    assert [e.id for e in am.exported(vault, "project:atlas")] == ["g", "p"]  # and the global ones
     assert [e.id for e in am.exported(vault, "global")] == ["g"]
     out = tmp_path / "out" / "export.jsonl"
     summary = am.export_file(vault, None, out)

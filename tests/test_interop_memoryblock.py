@@ -447,3 +447,24 @@ def test_any_vault_exports_valid_blocks_with_unique_ids(tmp_path_factory, entrie
             assert set(written) <= {b["metadata"]["memvault_id"] for b in blocks}
         episodic = {b["id"] for b in blocks if b["type"] == "EPISODIC"}
         assert all(set(b["metadata"]["synthesized_from"]) <= episodic for b in blocks if b["type"] == "SEMANTIC")
+
+
+def test_the_export_command_writes_the_same_blocks(root, runner, tmp_path):
+    """`memvault export --format memoryblock`: JSON Lines on stdout or into -o FILE (atomically),
+    each line a schema-valid block, the same as the library's; --json says how many."""
+    from memvault.cli import cli
+
+    expected = export(root)
+    shown = runner.invoke(cli, ["--vault", str(root), "export", "--format", "memoryblock"])
+    assert shown.exit_code == 0, shown.output
+    lines = [json.loads(line) for line in shown.stdout.splitlines()]
+    assert [b["id"] for b in lines] == [b["id"] for b in expected]
+    assert all(errors(b) == [] for b in lines)
+    out = tmp_path / "blocks.jsonl"
+    summary = runner.invoke(cli, ["--vault", str(root), "export", "--format", "memoryblock", "-o", str(out), "--json"])
+    assert summary.exit_code == 0, summary.output
+    assert json.loads(summary.stdout) == {"format": "memoryblock", "file": str(out), "text": None,
+                                          "blocks": len(expected)}
+    assert out.read_text(encoding="utf-8") == shown.stdout
+    bad = runner.invoke(cli, ["--vault", str(root), "export", "--format", "memoryblocks"])
+    assert bad.exit_code == 2 and "memoryblock" in bad.output

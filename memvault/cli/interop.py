@@ -35,7 +35,7 @@ def import_(ctx, file: Path, fmt: str | None, dry_run: bool, as_json: bool) -> N
 @cli.command()
 # Not a click.Choice: the library's EXPORTERS table is the one list (a format is one line there).
 @click.option("--format", "fmt", required=True, metavar="FORMAT",
-              help="The format to write: agent-memory (docs/interop.md lists them).")
+              help="The format to write: agent-memory (docs/interop.md) or memoryblock (docs/memoryblock.md).")
 @click.option("--scope", help="Only entries of this scope (global: those without one).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write to this file (atomically); default: standard output.")
@@ -46,6 +46,8 @@ def export(ctx, fmt: str, scope: str | None, output: Path | None, as_json: bool)
 
     agent-memory: every typed log entry, superseded and forgotten ones included (a tombstone
     after each forgotten one), so the file's current view is the vault's (docs/interop.md).
+    memoryblock: the live entries, notes and MEMORY.md bullets as the fact-extraction protocol's
+    MemoryBlocks, one JSON object a line (docs/memoryblock.md).
     """
     from memvault.interop.formats import export as run
 
@@ -68,4 +70,6 @@ def _import_text(d: dict) -> str:
 
 
 def _export_text(d: dict) -> str:
+    if d["format"] == "memoryblock":
+        return f"{d['file']}: {d['blocks']} blocks ({d['format']})"
     return f"{d['file']}: {d['entries']} entries, {d['tombstones']} tombstones ({d['format']})"

@@ -67,8 +67,8 @@ def exported(vault: ParsedVault, scope: str | None = None, at: datetime | None =
     ids = {ev.id for ev in typed}  # a supersedes naming a note or a bullet names nothing the file holds
     out: list[amfile.Record] = []
     for ev in typed:
-        if scope is not None and (ev.scope or "global") != scope:
-            continue
+        if scope is not None and (ev.scope or "global") not in (scope, "global"):
+            continue  # as context and the MemoryBlock export: a global memory holds for every scope
         target = tl.supersedes.get(ev.id)
         out.append(to_entry(ev, target if target in ids else None))
         status = tl.status(ev, now)

@@ -3,12 +3,14 @@ a format is one line in `IMPORTERS` or `EXPORTERS`."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from memvault.errors import InputError, NotFoundError
-from memvault.interop import agent_memory, amfile, memory_jsonl
+from memvault.fsio import atomic_write
+from memvault.interop import agent_memory, amfile, memory_jsonl, memoryblock
 from memvault.interop.amfile import BadFile
 from memvault.parsed import ParsedVault
 
@@ -19,8 +21,21 @@ IMPORTERS: dict[str, Importer] = {
     "agent-memory": agent_memory.import_file,
     "memory-jsonl": memory_jsonl.import_file,
 }
+
+
+def memoryblock_file(vault: ParsedVault, scope: str | None, out: Path | None) -> dict[str, Any]:
+    """The MemoryBlock export (JSON Lines, live entries) as text (`out` None) or a file written atomically."""
+    buf = io.StringIO()
+    count = memoryblock.export(vault, buf, scope=scope)
+    if out is not None:
+        atomic_write(out, buf.getvalue())
+    return {"format": "memoryblock", "file": str(out) if out else None, "text": None if out else buf.getvalue(),
+            "blocks": count}
+
+
 EXPORTERS: dict[str, Exporter] = {
     "agent-memory": agent_memory.export_file,
+    "memoryblock": memoryblock_file,
 }
 
 
