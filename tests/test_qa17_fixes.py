@@ -7,6 +7,7 @@ CLI through CliRunner, the vault's state read back through the library, real scr
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import sys
@@ -69,3 +70,101 @@ def test_a_timed_out_with_command_takes_its_children_with_it(vault_dir, runner, 
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(pid)
+
+
+# ------------------------------------------------------------------ #1: a correction ingested twice
+
+
+def test_a_transcript_with_a_correction_ingested_again_writes_nothing(vault_dir, runner, tmp_path):
+    make_vault(vault_dir)
+    (tmp_path / "trip.txt").write_text("USER: My budget is 3000 euros.\n")
+    fix = tmp_path / "fix.txt"
+    fix.write_text("USER: Quick update. Actually, my budget is 4500 euros, not 3000 euros.\n\n"
+                   "USER: Actually, the conference is on March 14, not March 12.\n")
+    assert ingest(runner, str(tmp_path / "trip.txt"), "--at", AT).exit_code == 0
+    first = json.loads(ingest(runner, str(fix), "--at", AT, "--json").output)
+    assert [f["action"] for f in first["facts"]] == ["supersede", "new"]
+    before = snapshot(vault_dir)
+    for _ in range(3):
+        again = json.loads(ingest(runner, str(fix), "--json").output)
+        assert again["counts"] == {"known": 2} and again["entries"] == []
+        assert snapshot(vault_dir) == before
+    budget = [c for c in live(vault_dir) if "budget" in c]
+    assert budget == ["The user's budget is 4500 euros."]
+
+
+# ------------------------------------------------------------------ #2, #3: correction phrasings
+
+
+def test_sorry_i_meant_and_no_my_supersede_in_turn_order(vault_dir, runner):
+    make_vault(vault_dir)
+    text = "USER: My flight is on Friday.\n\nUSER: Sorry, I meant Saturday, not Friday.\n\nUSER: No, my flight is on Sunday.\n"
+    report = json.loads(ingest(runner, "-", "--at", AT, "--json", input=text).output)
+    assert [(f["action"], f["content"]) for f in report["facts"]] == [
+        ("new", "The user's flight is on Friday."),
+        ("supersede", "The user's flight is on Saturday."),
+        ("supersede", "The user's flight is on Sunday."),
+    ]
+    assert [c for c in live(vault_dir) if "flight" in c] == ["The user's flight is on Sunday."]
+
+
+def test_corrections_of_earlier_statements_and_decisions_in_the_vault(vault_dir, runner, tmp_path):
+    make_vault(vault_dir)
+    first = tmp_path / "plan.txt"
+    first.write_text("USER: We decided to stay at the Hotel Avenida.\n\nUSER: Let's go with the 10:40 flight then.\n\n"
+                     "USER: Mein Budget ist 3000 Euro.\n\nUSER: My train is on Friday.\n")
+    later = tmp_path / "later.txt"
+    later.write_text("USER: And we decided to stay at the Hotel Miramar, not the Hotel Avenida.\n\n"
+                     "USER: Let's go with the 12:15 flight, not the 10:40 flight.\n\n"
+                     "USER: Eigentlich ist mein Budget 4000 Euro, nicht 3000 Euro.\n\nUSER: Not Friday but Saturday.\n")
+    assert ingest(runner, str(first), "--at", AT).exit_code == 0
+    report = json.loads(ingest(runner, str(later), "--at", AT, "--json").output)
+    assert report["counts"] == {"supersede": 4}
+    assert sorted(live(vault_dir)) == ["Angabe: Mein Budget ist 4000 Euro.", "Decided: stay at the Hotel Miramar.",
+                                       "Decided: the 12:15 flight then.", "The user's train is on Saturday."]
+    assert json.loads(ingest(runner, str(later), "--json").output)["counts"] == {"known": 4}
+
+
+def test_corrections_without_a_target_read_as_sentences():
+    from memvault.ingest.extract import extract
+    from memvault.ingest.transcript import read_transcript
+
+    def said(text: str) -> list[str]:
+        return [f.content for f in extract(read_transcript(text, "x.txt"))]
+
+    assert said("USER: I meant Saturday.") == ["Correction: the user meant Saturday."]
+    assert said("USER: Not Friday but Saturday.") == ["Correction: Saturday, not Friday."]
+    assert said("USER: Eigentlich ist mein Budget 4000 Euro, nicht 3000 Euro.") == [
+        "Korrektur: Eigentlich ist mein Budget 4000 Euro, nicht 3000 Euro."]
+
+
+# ------------------------------------------------------------------ #4, #5, #13, #14: what the rules take
+
+
+def test_ids_decisions_and_repeats_read_as_documented():
+    from memvault.ingest.extract import extract
+    from memvault.ingest.transcript import read_transcript
+
+    def facts(text: str) -> list[tuple[str, float, str]]:
+        return [(f.kind, f.importance, f.content) for f in extract(read_transcript(text, "x.txt"))]
+
+    assert facts("AGENT: I booked it: confirmation number HA-77812.") == [
+        ("id", 0.8, "The confirmation number is HA-77812.")]
+    assert facts("AGENT: As we decided yesterday, we use Postgres.") == [("decision", 0.64, "Decided: we use Postgres.")]
+    assert facts("AGENT: Booking reference is ZX9QKL.") == [("id", 0.8, "The booking number is ZX9QKL.")]
+    assert facts("USER: My booking reference is ZX9QKL.") == [("id", 0.8, "The user's booking number is ZX9QKL.")]
+    window = extract(read_transcript("USER: I prefer window seats on flights.\n\nUSER: Thanks.\n\n"
+                                     "USER: I prefer window seats, remember that.\n", "x.txt"))
+    assert [(f.content, f.turns) for f in window] == [("The user prefers window seats on flights.", (1, 3))]
+
+
+# ------------------------------------------------------------------ #9: a length limit for built-in facts
+
+
+def test_a_built_in_fact_longer_than_a_with_reply_may_be_is_not_written(vault_dir, runner):
+    make_vault(vault_dir)
+    text = "USER: I prefer window seats and " + "very " * 3000 + "quiet rooms.\n\nUSER: I prefer tea.\n"
+    report = json.loads(ingest(runner, "-", "--at", AT, "--json", input=text).output)
+    assert [f["action"] for f in report["facts"]] == ["unwritable", "new"]
+    assert "more than 2000" in report["facts"][0]["why"]
+    assert live(vault_dir) == ["The user prefers tea."]
