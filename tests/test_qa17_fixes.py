@@ -17,6 +17,7 @@ from pathlib import Path
 from memvault.cli import cli
 from memvault.vault import Vault
 from tests.conftest import DATA
+from tests.helpers_secrets import expand
 
 HERE = DATA / "ingest"
 AT = "2026-02-20 18:00"
@@ -168,3 +169,49 @@ def test_a_built_in_fact_longer_than_a_with_reply_may_be_is_not_written(vault_di
     assert [f["action"] for f in report["facts"]] == ["unwritable", "new"]
     assert "more than 2000" in report["facts"][0]["why"]
     assert live(vault_dir) == ["The user prefers tea."]
+
+
+# ------------------------------------------------------------------ #10, #11, #12: the report
+
+
+def test_every_with_reply_fact_is_in_the_report_and_a_repeat_names_its_turn(vault_dir, runner):
+    make_vault(vault_dir)
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'repeat_reply.py'))}"
+    text = "USER: I prefer tea.\n\nUSER: Tea, as I said.\n"
+    report = json.loads(ingest(runner, "-", "--with", command, "--at", AT, "--json", input=text).output)
+    assert report["counts"] == {"new": 2, "said again": 1} and len(report["facts"]) == 3
+    again = next(f for f in report["facts"] if f["action"] == "said again")
+    assert again["turn"] == 2 and "kept as the fact of the transcript" in again["why"]
+    with Vault.open(vault_dir) as v:
+        tea = next(e for e in v.timeline.events if e.content == "The user prefers tea.")
+    assert json.loads(tea.meta["metadata"])["turns"] == [2]
+
+
+def test_the_text_report_counts_in_words_and_uses_the_json_actions(vault_dir, runner):
+    make_vault(vault_dir)
+    one = ingest(runner, "-", "--at", AT, input="USER: I prefer tea.\n")
+    assert "stdin: 1 turn, 1 fact (builtin)" in one.output and "wrote 1 entry: " in one.output
+    assert "\n  new        turn 1 " in one.output
+    text = f"USER: Use the staging key {expand('AKIA{{upper:16}}', 3)} when testing.\n\nUSER: I prefer coffee.\n"
+    report = ingest(runner, "-", "--at", AT, "--dry-run", "--source", "aws", input=text)
+    assert "1 line withheld as secrets" in report.output
+    with_secret = json.loads(ingest(runner, "-", "--with", f"{shlex.quote(sys.executable)} -c "
+                                    + shlex.quote("import json,sys; print(json.dumps([{'content': json.load(sys.stdin)"
+                                                  "['turns'][0]['text'], 'importance_score': 0.5}]))"),
+                                    "--dry-run", "--json", input=text).output)
+    assert with_secret["facts"][0]["content"].startswith("[line withheld: it looks like an AWS")
+
+
+def test_an_unknown_role_names_the_file_and_the_line_its_message_starts(vault_dir, runner, tmp_path):
+    make_vault(vault_dir)
+    jsonl = tmp_path / "badrole.jsonl"
+    jsonl.write_text('{"role":"user","content":"I prefer tea"}\n\n{"role":"wizard","content":"x"}\n')
+    doc = tmp_path / "badrole.json"
+    doc.write_text('{"title": "x [y]", "messages": [\n  {"role": "user", "content": "I prefer tea, {really}"},\n'
+                   '  {\n    "role": "wizard",\n    "content": "x"\n  }\n]}\n')
+    for path, line in ((jsonl, 3), (doc, 3)):
+        result = ingest(runner, str(path), "--json")
+        assert result.exit_code == 2
+        err = json.loads(result.output)["error"]
+        assert err["file"] == str(path) and err["line"] == line
+        assert err["message"].startswith(f"{path}:{line}: message 2: unknown role 'wizard'")

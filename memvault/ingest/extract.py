@@ -74,7 +74,13 @@ def extract(turns: list[Turn]) -> list[Fact]:
 def merge(facts: list[Fact]) -> list[Fact]:
     """Facts said again in the same transcript kept once, at their first turn; an id fact that
     names no new id dropped (the order number the agent reads back)."""
+    return merged(facts)[0]
+
+
+def merged(facts: list[Fact]) -> tuple[list[Fact], list[tuple[Fact, int]]]:
+    """`merge`'s facts, and each fact said again with the index of the kept fact that says it."""
     out: list[Fact] = []
+    again: list[tuple[Fact, int]] = []
     seen_ids: set[str] = set()
     for f in facts:
         if f.ids and f.kind == "id" and f.speaker != "tool" and seen_ids.issuperset(f.ids):
@@ -88,7 +94,8 @@ def merge(facts: list[Fact]) -> list[Fact]:
         turns = tuple(dict.fromkeys((*g.turns, *((f.turn,) if f.turn else ()))))
         out[same] = replace(g, importance=max(g.importance, f.importance), ids=tuple(dict.fromkeys((*g.ids, *f.ids))),
                             turns=turns)
-    return out
+        again.append((f, same))
+    return out, again
 
 
 def _with_turns(f: Fact, turns: tuple[int, ...]) -> Fact:

@@ -37,7 +37,7 @@ from memvault.write.guard import check_entry_text
 MIN_IMPORTANCE = 0.1
 CORRECTS_SIMILARITY = 0.34  # a correction without "not Y": the earlier statement must share this much
 CLEAR_FIT = 0.5  # of several vault entries a correction may mean, one fits this well and no other does
-Action = Literal["new", "reconfirm", "supersede", "known", "secret", "trivial", "unwritable"]
+Action = Literal["new", "reconfirm", "supersede", "known", "secret", "trivial", "unwritable", "said again"]
 WRITES = ("new", "reconfirm", "supersede")
 TYPES = {"decision": "decision"}
 TAGS = {"id": "ids"}
@@ -82,9 +82,21 @@ def plan(vault: ParsedVault, facts: list[Fact], source_id: str, when: datetime, 
     return steps
 
 
+def said_again(steps: list[Step], again: list[tuple[Fact, int]], source_id: str) -> list[Step]:
+    """A step for each `--with` reply fact that repeats a kept one (`merged`): every fact of the
+    reply is in the report, the one written for it named."""
+    out = []
+    for fact, kept in again:
+        step = steps[kept]
+        source = f"{source_id}#turn-{fact.turn}" if fact.turn else source_id
+        out.append(Step(fact, "said again", source, fact.content, why=f"said again: kept as the fact of "
+                        f"{'turn ' + str(step.fact.turn) if step.fact.turn else 'the transcript'} ({step.action})"))
+    return out
+
+
 def _meta(fact: Fact, extractor: str) -> dict[str, str]:
     data: dict[str, object] = {"speaker": fact.speaker, "extractor": extractor}
-    if len(fact.turns) > 1:
+    if len(fact.turns) > 1 or (fact.turns and fact.turns[0] != fact.turn):  # a --with fact of no turn said again
         data["turns"] = list(fact.turns)
     return {"metadata": json.dumps(data, ensure_ascii=False)}
 
