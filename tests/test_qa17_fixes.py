@@ -215,3 +215,26 @@ def test_an_unknown_role_names_the_file_and_the_line_its_message_starts(vault_di
         err = json.loads(result.output)["error"]
         assert err["file"] == str(path) and err["line"] == line
         assert err["message"].startswith(f"{path}:{line}: message 2: unknown role 'wizard'")
+
+
+# ------------------------------------------------------------------ #6, #7: ingested words in context
+
+
+def test_what_the_user_said_in_a_transcript_is_the_users_word_in_context(vault_dir, runner):
+    make_vault(vault_dir)
+    text = ("USER: I prefer window seats on flights.\n\nUSER: From now on, always send me the itinerary as a PDF.\n\n"
+            "USER: Bitte schreib mir ab sofort immer auf Deutsch.\n\nUSER: Call me Jonas.\n")
+    assert ingest(runner, "-", "--source", "trip.json", "--at", AT, input=text).exit_code == 0
+    logged = runner.invoke(cli, ["log", "The user prefers aisle seats on flights", "--type", "belief",
+                                 "--at", "2026-02-20 19:00"])
+    assert logged.exit_code == 0, logged.output
+    aisle = logged.output.strip().split()[-1]
+    block = json.loads(runner.invoke(cli, ["context", "seats", "--no-record", "--json"]).output)
+    assert [i["text"] for i in block["items"]] == ["The user prefers window seats on flights."]
+    assert {"id": aisle, "reason": f"conflicts with {block['items'][0]['id']} (source: user)"} in block["left_out"]
+    whole = json.loads(runner.invoke(cli, ["context", "--no-record", "--json"]).output)
+    kinds = {i["text"]: i["kind"] for i in whole["items"]}
+    assert kinds["From now on, always send the user the itinerary as a PDF."] == "lesson"
+    assert kinds["Anweisung: Bitte schreib mir ab sofort immer auf Deutsch."] == "lesson"
+    assert kinds["The user wants to be called Jonas."] == "preference"
+    assert "## Observations" not in whole["text"]
