@@ -238,3 +238,17 @@ def test_what_the_user_said_in_a_transcript_is_the_users_word_in_context(vault_d
     assert kinds["Anweisung: Bitte schreib mir ab sofort immer auf Deutsch."] == "lesson"
     assert kinds["The user wants to be called Jonas."] == "preference"
     assert "## Observations" not in whole["text"]
+
+
+# ------------------------------------------------------------------ #19: log --supersedes ""
+
+
+def test_an_empty_supersedes_or_reconfirms_is_a_usage_error(vault_dir, runner):
+    make_vault(vault_dir)
+    before = snapshot(vault_dir)
+    for option in ("--supersedes", "--reconfirms"):
+        result = runner.invoke(cli, ["log", "--type", "correction", option, " ", "x"])
+        assert result.exit_code == 2 and f"{option} needs a value" in result.output
+        as_json = runner.invoke(cli, ["log", option, "", "x", "--json"])
+        assert as_json.exit_code == 2 and json.loads(as_json.output)["error"]["code"] == "usage"
+    assert snapshot(vault_dir) == before
