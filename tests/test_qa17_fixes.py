@@ -252,3 +252,57 @@ def test_an_empty_supersedes_or_reconfirms_is_a_usage_error(vault_dir, runner):
         as_json = runner.invoke(cli, ["log", option, "", "x", "--json"])
         assert as_json.exit_code == 2 and json.loads(as_json.output)["error"]["code"] == "usage"
     assert snapshot(vault_dir) == before
+
+
+# ------------------------------------------------------------------ #17: a stale bullet in a MemoryBlock export
+
+STALE_LOG = """# 2026-11-27
+
+## 09:00 - Belief
+Prefers dark mode in every tool.
+
+## 18:00 - Correction
+Prefers light mode, not dark mode.
+Supersedes: 2026-11-27T09:00
+"""
+STALE_MEMORY = """# MEMORY
+
+## User Preferences
+- Prefers dark mode in every tool (source: [[2026-11-27#09:00 - Belief]])
+- Prefers light mode (source: [[2026-11-27#18:00 - Correction]])
+"""
+
+
+def test_a_bullet_whose_sources_are_all_superseded_is_not_live_in_a_memoryblock_export(vault_dir, runner):
+    from memvault.interop import memoryblock
+
+    make_vault(vault_dir, STALE_LOG, day="2026-11-27")
+    (vault_dir / "MEMORY.md").write_text(STALE_MEMORY)
+    with Vault.open(vault_dir) as v:
+        live_blocks = [b["content"] for b in memoryblock.blocks(v) if b["type"] == "SEMANTIC"]
+        every = {b["content"]: b["metadata"]["status"] for b in memoryblock.blocks(v, include_all=True)
+                 if b["type"] == "SEMANTIC"}
+    assert live_blocks == ["Prefers light mode"]
+    assert every == {"Prefers dark mode in every tool": "superseded", "Prefers light mode": "live"}
+    block = json.loads(runner.invoke(cli, ["context", "--no-record", "--json"]).output)  # the same rule
+    assert "Prefers dark mode in every tool" not in block["text"] and "Prefers light mode" in block["text"]
+
+
+# ------------------------------------------------------------------ #16: docs/memoryblock.md's example runs
+
+
+def test_the_python_example_in_memoryblock_md_runs_verbatim(vault_dir, monkeypatch, tmp_path):
+    """docs/memoryblock.md's example, as written but for the vault's path, in a scratch folder."""
+    make_vault(vault_dir, STALE_LOG, day="2026-11-27")
+    (vault_dir / "MEMORY.md").write_text(STALE_MEMORY)
+    text = (Path(__file__).parent.parent / "docs/memoryblock.md").read_text(encoding="utf-8")
+    example = text.split("```python\n", 1)[1].split("```", 1)[0]
+    assert '"~/memory"' in example
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.chdir(out)
+    exec(compile(example.replace('"~/memory"', repr(str(vault_dir))), "memoryblock.md", "exec"), {})
+    lines = (out / "blocks.jsonl").read_text(encoding="utf-8").splitlines()
+    assert {json.loads(x)["content"] for x in lines} == {"Prefers light mode, not dark mode.", "Prefers light mode"}
+    every = json.loads((out / "all-blocks.json").read_text(encoding="utf-8"))
+    assert len(every) == 4
