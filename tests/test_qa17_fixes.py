@@ -306,3 +306,14 @@ def test_the_python_example_in_memoryblock_md_runs_verbatim(vault_dir, monkeypat
     assert {json.loads(x)["content"] for x in lines} == {"Prefers light mode, not dark mode.", "Prefers light mode"}
     every = json.loads((out / "all-blocks.json").read_text(encoding="utf-8"))
     assert len(every) == 4
+
+
+# ------------------------------------------------------------------ #18: docs/ingest.md's example is generated
+
+
+def test_the_ingest_example_in_the_docs_is_current():
+    from cogapp import Cog
+
+    doc = Path(__file__).parent.parent / "docs" / "ingest.md"
+    assert "USER: Hey, can you check the status of my order" in doc.read_text(encoding="utf-8")  # the input shown
+    assert Cog().main(["cog", "--check", str(doc)]) == 0, "docs/ingest.md is stale: run `cog -r docs/ingest.md`"
