@@ -17,9 +17,6 @@ from memvault.cli._common import (
     parse_when,
 )
 
-ACTIONS = {"new": "new", "reconfirm": "reconfirms", "supersede": "supersedes", "known": "known",
-           "secret": "skipped", "trivial": "skipped", "unwritable": "skipped"}
-
 
 @cli.command()
 @click.argument("transcript", type=click.Path(dir_okay=False, allow_dash=True))
@@ -58,13 +55,18 @@ def ingest(ctx, transcript: str, command: str | None, source: str | None, at: st
     emit(report.to_dict(), as_json, _text)
 
 
+def _n(count: int, word: str, plural: str | None = None) -> str:
+    return f"{count} {word if count == 1 else plural or word + 's'}"
+
+
 def _text(d: dict) -> str:
-    out = [f"{d['transcript']}: {d['turns']} turns, {len(d['facts'])} facts ({d['extractor']})"
-           + (f"; {d['withheld_lines']} lines withheld as secrets" if d["withheld_lines"] else "")]
+    """The report; an action reads as in --json and docs/ingest.md."""
+    out = [f"{d['transcript']}: {_n(d['turns'], 'turn')}, {_n(len(d['facts']), 'fact')} ({d['extractor']})"
+           + (f"; {_n(d['withheld_lines'], 'line')} withheld as secrets" if d["withheld_lines"] else "")]
     for f in d["facts"]:
         what = f["content"] if f["content"] is not None else "(not shown)"
         tail = f"  [{f['why']}]" if f["why"] else ""
-        out.append(f"  {ACTIONS[f['action']]:<10} turn {f['turn'] or '-':<3} {f['importance']:.2f} {f['kind']:<11} "
+        out.append(f"  {f['action']:<10} turn {f['turn'] or '-':<3} {f['importance']:.2f} {f['kind']:<11} "
                    f"{what}{tail}")
     writes = sum(n for a, n in d["counts"].items() if a in ("new", "reconfirm", "supersede"))
     if d["dry_run"]:
@@ -72,5 +74,5 @@ def _text(d: dict) -> str:
         out.append("dry run: nothing was written")
     else:
         ids = [f["id"] for f in d["facts"] if f["action"] in ("new", "reconfirm", "supersede")]
-        out.append(f"wrote {writes} entries" + (f": {', '.join(ids)}" if ids else ""))
+        out.append(f"wrote {_n(writes, 'entry', 'entries')}" + (f": {', '.join(ids)}" if ids else ""))
     return "\n".join(out)

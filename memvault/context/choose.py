@@ -10,7 +10,8 @@ docs/context.md is the prose of these rules:
 - **conflicts**: two items *about the same thing* (curate's word overlap, `similarity`, at
   curate's threshold, counting a `not` as a word) conflict. Of two that *say the same*
   (`same_fact`) only one is kept: the user's, else the curated bullet, else the better ranked.
-  Of two that differ, the inferred one is set aside when the other is `Source: user`; two
+  Of two that differ, the inferred one is set aside when the other is the user's word
+  (`entries/provenance.said_by_user`: `Source: user`, or ingest's `"speaker": "user"`); two
   inferred ones both stay (memvault does not guess which is right: supersession says that).
 - **budget**: items are taken best first (search's score), each only if the block with it still
   fits; a kind's heading and the block's title count from the first item that needs them.
@@ -33,6 +34,7 @@ from memvault.curate.sections import (
     RULE_RE,
     WORD_OR_BREAK_RE,
 )
+from memvault.entries.provenance import said_by_user
 from memvault.entries.similarity import DEFAULT_SIMILARITY, Sig, same_fact, signature, similarity
 from memvault.search.hits import Hit
 
@@ -45,7 +47,9 @@ KINDS = ("preference", "avoid", "lesson", "decision", "project", "fact", "proced
 LABEL = {"preference": "Preferences", "avoid": "Avoid", "lesson": "Lessons", "decision": "Decisions",
          "project": "Projects", "fact": "Facts", "procedure": "Procedures", "source": "Sources",
          "observation": "Observations", "note": "Notes"}
-TAG_KIND = {**KIND_TAGS, "fact": "fact", "facts": "fact", "source": "source", "sources": "source", "avoid": "avoid"}
+TAG_KIND = {**KIND_TAGS, "fact": "fact", "facts": "fact", "source": "source", "sources": "source", "avoid": "avoid",
+            # memvault ingest's tags (docs/ingest.md): an instruction is kept in view as a lesson is
+            "instruction": "lesson", "name": "preference", "ids": "fact", "correction": "fact"}
 # Words of a MEMORY.md section's name, and the kind they say (English and German).
 SECTION_KIND = (("preferen", "preference"), ("vorlieb", "preference"), ("präferenz", "preference"),
                 ("avoid", "avoid"), ("vermeid", "avoid"), ("lesson", "lesson"), ("learn", "lesson"),
@@ -81,12 +85,6 @@ class Item:
         return out
 
 
-def is_user(source: str | None) -> bool:
-    """`Source: user` (also `user:<who>`): the person said it."""
-    s = (source or "").strip().lower()
-    return s == "user" or s.startswith("user:")
-
-
 def one_line(text: str, width: int = MAX_TEXT) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1].rstrip() + "\u2026"
@@ -120,7 +118,7 @@ def item(hit: Hit) -> Item:
     section = ev.category if ev is not None and hit.kind == "curated" else None
     source = ev.source if ev is not None else None
     return Item(id=hit.id, kind=kind_of(hit.tags, hit.type, text, section), text=text, cite=hit.location,
-                score=hit.score, user=is_user(source), curated=hit.kind == "curated", source=source,
+                score=hit.score, user=ev is not None and said_by_user(source, ev.meta), curated=hit.kind == "curated", source=source,
                 scope=ev.scope if ev is not None else None, sig=signature(text))
 
 

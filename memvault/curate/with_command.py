@@ -14,7 +14,9 @@ it returns goes through the same review as memvault's own proposals.
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import signal
 import subprocess
 from dataclasses import replace
 from typing import Any
@@ -74,8 +76,7 @@ def run_command(command: str, data: dict[str, Any], *, timeout: float, cwd: str,
     if not args:
         raise WithError("--with: the command is empty")
     try:
-        proc = subprocess.run(args, input=json.dumps(data, ensure_ascii=False), capture_output=True,
-                              text=True, timeout=timeout, cwd=cwd)
+        proc = _run(args, json.dumps(data, ensure_ascii=False), timeout, cwd)
     except FileNotFoundError:
         raise WithError(f"--with: command not found: {args[0]}") from None
     except subprocess.TimeoutExpired:
@@ -88,6 +89,27 @@ def run_command(command: str, data: dict[str, Any], *, timeout: float, cwd: str,
         return json.loads(proc.stdout)
     except json.JSONDecodeError as exc:
         raise WithError(f"--with: {args[0]} did not print JSON ({exc.msg} at line {exc.lineno}); {unchanged}") from None
+
+
+def _run(args: list[str], stdin: str, timeout: float, cwd: str) -> subprocess.CompletedProcess[str]:
+    """Run `args` in a session (process group) of its own, so a timeout kills the whole group:
+    a wrapper script's children (curl, an LLM CLI) too, not only the script."""
+    with subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          cwd=cwd, start_new_session=True) as proc:
+        try:
+            out, err = proc.communicate(stdin, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            raise
+    return subprocess.CompletedProcess(args, proc.returncode, out, err)
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the group's id is the leader's pid (start_new_session)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.communicate()  # the pipes close now that every writer is gone; reaps the leader
 
 
 def _bad(n: int, message: str) -> WithError:

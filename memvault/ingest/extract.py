@@ -24,17 +24,21 @@ from memvault.ingest.wording import (
     CORRECTION_DE,
     CORRECTION_EN,
     DECISION_DE,
+    DECISION_EMPTY_RE,
     DECISION_EN,
+    DECISION_LEAD_RE,
     ID_LABELS,
     ID_RE,
     INSTRUCTION_DE,
     INSTRUCTION_EN,
     NAME_RE,
+    NOT_OLD_BUT_NEW,
     PERSONAL_DE,
     PERSONAL_EN,
     PREFERENCE_DE,
     PREFERENCE_EN,
     SOFT_CORRECTION,
+    drop_reminder,
     german,
     new_value,
     sentence,
@@ -70,7 +74,13 @@ def extract(turns: list[Turn]) -> list[Fact]:
 def merge(facts: list[Fact]) -> list[Fact]:
     """Facts said again in the same transcript kept once, at their first turn; an id fact that
     names no new id dropped (the order number the agent reads back)."""
+    return merged(facts)[0]
+
+
+def merged(facts: list[Fact]) -> tuple[list[Fact], list[tuple[Fact, int]]]:
+    """`merge`'s facts, and each fact said again with the index of the kept fact that says it."""
     out: list[Fact] = []
+    again: list[tuple[Fact, int]] = []
     seen_ids: set[str] = set()
     for f in facts:
         if f.ids and f.kind == "id" and f.speaker != "tool" and seen_ids.issuperset(f.ids):
@@ -84,7 +94,8 @@ def merge(facts: list[Fact]) -> list[Fact]:
         turns = tuple(dict.fromkeys((*g.turns, *((f.turn,) if f.turn else ()))))
         out[same] = replace(g, importance=max(g.importance, f.importance), ids=tuple(dict.fromkeys((*g.ids, *f.ids))),
                             turns=turns)
-    return out
+        again.append((f, same))
+    return out, again
 
 
 def _with_turns(f: Fact, turns: tuple[int, ...]) -> Fact:
@@ -137,18 +148,30 @@ def _ids(text: str, turn: Turn) -> list[Fact]:
 
 def _correction(text: str, turn: Turn, de: bool) -> Fact | None:
     m = (CORRECTION_DE if de else CORRECTION_EN).match(text)
-    if not m:
+    if m:
+        how, what = m["how"].lower(), m["what"].strip()
+    elif NOT_OLD_BUT_NEW.match(text):
+        how, what = "not", text.strip()  # "Not Friday but Saturday."
+    else:
         return None
-    what = m["what"].strip()
     new, old = split_correction(what)
-    if old is None and m["how"].lower().startswith(SOFT_CORRECTION):
+    if old is None and how.startswith(SOFT_CORRECTION):
         return None  # "Actually, that sounds good" corrects nothing
     value = new_value(new, old)
     if not value:
         return None
-    label = "Korrektur" if de else "Correction"
-    return _fact("correction", sentence(f"{label}: {what if de else third_person(what)}"), turn,
-                 corrects=old, value=value)
+    if de:  # German puts the verb second: "Eigentlich ist mein Budget ...": the sentence as said
+        return _fact("correction", sentence(f"Korrektur: {text}"), turn, corrects=old, value=value)
+    if old is None and (said := _personal(new, turn, False)) is not None:
+        # "No, my flight is on Sunday": the statement itself, correcting the one about the same thing
+        about = said.content.lower().split(" is ", 1)[0].split(" are ", 1)[0].split(" will be ", 1)[0]
+        return replace(said, kind="correction", importance=_fact("correction", "", turn).importance,
+                       value=value, about=about)
+    if how == "not":
+        what = f"{value}, not {old}"
+    elif how.startswith("i meant") and not what.lower().startswith("i meant"):
+        what = f"I meant {what}"
+    return _fact("correction", sentence(f"Correction: {third_person(what)}"), turn, corrects=old, value=value)
 
 
 def _instruction(text: str, turn: Turn, de: bool) -> Fact | None:
@@ -174,7 +197,7 @@ def _preference(text: str, turn: Turn, de: bool) -> Fact | None:
     m = PREFERENCE_EN.search(text)
     if not m:
         return None
-    what = third_person(m["what"].strip())
+    what = third_person(drop_reminder(m["what"].strip()))
     if what.lower().strip(" .!") in ("it", "that", "this", "them", "those", "you", "so"):
         return None
     verb = " ".join(m["verb"].lower().replace("’", "'").split())
@@ -190,7 +213,12 @@ def _decision(text: str, turn: Turn, de: bool, agent: bool = False) -> Fact | No
         return None  # the agent's "let's go with" is a proposal; "we decided" reports a decision
     if de:
         return _fact("decision", sentence(f"Entscheidung: {text}"), turn)
-    return _fact("decision", sentence(f"Decided: {third_person(m['what'].strip())}"), turn)
+    what = DECISION_LEAD_RE.sub("", m["what"].strip(), count=1)
+    if not what or DECISION_EMPTY_RE.match(what):
+        return None  # "I booked it: confirmation number X": the id says it
+    new, old = split_correction(what)  # "we decided on X, not Y" corrects the decision Y
+    value = new_value(new, old) if old else None
+    return _fact("decision", sentence(f"Decided: {third_person(what)}"), turn, corrects=old, value=value)
 
 
 def _personal(text: str, turn: Turn, de: bool) -> Fact | None:

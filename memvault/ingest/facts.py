@@ -45,6 +45,7 @@ class Fact:
     ids: tuple[str, ...] = ()  # order numbers, tracking numbers ... it names
     turns: tuple[int, ...] = ()  # every turn that said it (the first is `turn`)
     value: str | None = None  # a correction's new value ("March 14")
+    about: str | None = None  # a correction without an old value: how the statement it corrects begins
 
 
 def _bad(n: int, message: str) -> IngestError:

@@ -30,14 +30,14 @@ from memvault.entries.model import Event
 from memvault.entries.presentations import probes
 from memvault.entries.similarity import Sig, same_fact, signature, similarity
 from memvault.errors import InputError
-from memvault.ingest.facts import Fact
+from memvault.ingest.facts import MAX_CONTENT, Fact
 from memvault.parsed import ParsedVault
 from memvault.write.guard import check_entry_text
 
 MIN_IMPORTANCE = 0.1
 CORRECTS_SIMILARITY = 0.34  # a correction without "not Y": the earlier statement must share this much
 CLEAR_FIT = 0.5  # of several vault entries a correction may mean, one fits this well and no other does
-Action = Literal["new", "reconfirm", "supersede", "known", "secret", "trivial", "unwritable"]
+Action = Literal["new", "reconfirm", "supersede", "known", "secret", "trivial", "unwritable", "said again"]
 WRITES = ("new", "reconfirm", "supersede")
 TYPES = {"decision": "decision"}
 TAGS = {"id": "ids"}
@@ -82,9 +82,21 @@ def plan(vault: ParsedVault, facts: list[Fact], source_id: str, when: datetime, 
     return steps
 
 
+def said_again(steps: list[Step], again: list[tuple[Fact, int]], source_id: str) -> list[Step]:
+    """A step for each `--with` reply fact that repeats a kept one (`merged`): every fact of the
+    reply is in the report, the one written for it named."""
+    out = []
+    for fact, kept in again:
+        step = steps[kept]
+        source = f"{source_id}#turn-{fact.turn}" if fact.turn else source_id
+        out.append(Step(fact, "said again", source, fact.content, why=f"said again: kept as the fact of "
+                        f"{'turn ' + str(step.fact.turn) if step.fact.turn else 'the transcript'} ({step.action})"))
+    return out
+
+
 def _meta(fact: Fact, extractor: str) -> dict[str, str]:
     data: dict[str, object] = {"speaker": fact.speaker, "extractor": extractor}
-    if len(fact.turns) > 1:
+    if len(fact.turns) > 1 or (fact.turns and fact.turns[0] != fact.turn):  # a --with fact of no turn said again
         data["turns"] = list(fact.turns)
     return {"metadata": json.dumps(data, ensure_ascii=False)}
 
@@ -97,18 +109,22 @@ def _decide(step: Step, steps: list[Step], by_source: dict[str, list[Event]], co
     if fact.importance < MIN_IMPORTANCE:
         step.action, step.why = "trivial", f"importance {fact.importance:g}: a greeting or filler"
         return
+    if len(fact.content) > MAX_CONTENT:  # as a --with reply's fact (facts.py): a fact is a line, not a page
+        step.action, step.why = "unwritable", f"{len(fact.content)} characters, more than {MAX_CONTENT}"
+        return
     try:
         check_entry_text(fact.content)
     except InputError as exc:
         step.action, step.why = "unwritable", str(exc)
         return
-    if fact.kind == "correction" or fact.corrects:
-        _correct(step, steps, corpus)
-    known = next((e for e in by_source.get(step.source, ()) if _says(e.content, step.content, threshold)), None)
+    # Before looking for what a correction corrects: once ingested, its target is superseded and
+    # the entry it wrote holds the new value, so a second run would find another target or none.
+    known = next((e for e in by_source.get(step.source, ()) if _ingested(e, fact, threshold)), None)
     if known is not None:
         step.action, step.written, step.why = "known", known.id, f"already ingested as {known.id}"
-        step.target = step.target_step = None
         return
+    if fact.kind == "correction" or fact.corrects:
+        _correct(step, steps, corpus)
     if step.action == "supersede":
         return
     same = corpus.said(signature(step.content), threshold)
@@ -118,6 +134,23 @@ def _decide(step: Step, steps: list[Step], by_source: dict[str, list[Event]], co
 
 def _says(a: str, b: str, threshold: float) -> bool:
     return a.strip() == b.strip() or same_fact(a, b, threshold)
+
+
+def _ingested(ev: Event, fact: Fact, threshold: float) -> bool:
+    """Whether `ev` (an entry of the fact's source: transcript and turn) is what ingesting `fact`
+    wrote: it says the fact; or, for a correction, it is the supersession that put its new value
+    in the earlier statement's words."""
+    if _says(ev.content, fact.content, threshold):
+        return True
+    if not ev.supersedes or not (fact.kind == "correction" or fact.corrects):
+        return False
+    if fact.value and _names(ev.content, fact.value):
+        return True
+    return fact.about is not None and ev.content.lower().startswith(fact.about)
+
+
+def _names(text: str, value: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(value.lower())}(?!\w)", text.lower()) is not None
 
 
 class Corpus:
@@ -175,12 +208,18 @@ def _correct(step: Step, steps: list[Step], corpus: Corpus) -> None:
     old = (fact.corrects or "").lower()
     mine = signature(fact.content)
     named = re.compile(rf"(?<!\w){re.escape(old)}(?!\w)") if old else None
+    denied = re.compile(rf"(?<!\w)(?:not|nicht|statt|anstatt|instead of|rather than)\s+{re.escape(old)}(?!\w)") \
+        if old else None
 
     def fits(text: str) -> float:
-        """With "not Y": texts naming Y that share words with the correction; else shared words."""
+        """With "not Y": texts stating Y (not denying it), by shared words, the value itself one of
+        them; with a subject ("no, my flight is ..."): texts about it; else shared words."""
+        low = text.lower()
+        if named is not None and denied is not None:
+            return _dice(mine, signature(text)) if named.search(low) and not denied.search(low) else 0.0
+        if fact.about is not None and low.startswith(fact.about):
+            return 1.0
         score = similarity(mine, signature(text), guard=False)  # "not" is what a correction says
-        if named is not None:
-            return score if named.search(text.lower()) else 0.0
         return score if score >= CORRECTS_SIMILARITY else 0.0
 
     earlier = [(score, i) for i, s in enumerate(steps) if s.action in WRITES + ("known",)
@@ -203,12 +242,18 @@ def _correct(step: Step, steps: list[Step], corpus: Corpus) -> None:
         step.why = f"corrects {ev.id}"
 
 
+def _dice(a: Sig, b: Sig) -> float:
+    """Shared content words, at least the one value both name (similarity asks for two)."""
+    shared = len(a.tokens & b.tokens)
+    return 2 * shared / (len(a.tokens) + len(b.tokens)) if shared else 0.01
+
+
 def _substituted(earlier: str, fact: Fact) -> str:
     """The earlier statement with the corrected value in place of the old one, when it names the
     old value and the new one is short; else the correction as said."""
     if not fact.corrects or not fact.value or len(fact.value.split()) > 6 or "\n" in earlier:
         return fact.content
     pattern = re.compile(rf"(?<!\w){re.escape(fact.corrects)}(?!\w)", re.IGNORECASE)
-    if not pattern.search(earlier):
-        return fact.content
+    if not pattern.search(earlier) or _names(earlier, fact.value):
+        return fact.content  # never "4500 euros, not 4500 euros"
     return pattern.sub(lambda _: fact.value or "", earlier, count=1)

@@ -15,8 +15,9 @@ from typing import Any
 from memvault.entries.model import Event
 from memvault.entries.render import render_entry
 from memvault.errors import InputError
-from memvault.ingest.extract import extract, merge
-from memvault.ingest.plan import WRITES, Step, plan
+from memvault.ingest.extract import extract, merged
+from memvault.ingest.facts import Fact
+from memvault.ingest.plan import WRITES, Step, plan, said_again
 from memvault.ingest.transcript import Turn, read_transcript
 from memvault.ingest.with_command import extract_with
 from memvault.parsed import ParsedVault
@@ -92,10 +93,11 @@ def ingest(vault: ParsedVault, text: str, name: str, *, source: str | None = Non
         raise InputError(f"--at {when.isoformat(timespec='minutes')} is in the future (now is "
                          f"{now.isoformat(timespec='minutes')}); a conversation is ingested at or before now")
     check_entry_times(when, now, vault.config.timezone)
-    facts = _facts(turns, source_id, command, timeout, str(vault.root))
+    facts, again = _facts(turns, source_id, command, timeout, str(vault.root))
     report = IngestReport(name, source_id, when, dry_run, "with" if command else "builtin", len(turns),
                           sum(t.withheld for t in turns))
     report.steps = plan(vault, facts, source_id, when, report.extractor)
+    report.steps += said_again(report.steps, again, source_id)
     if dry_run:
         report.drafts = [render_entry(_draft(s, report.steps, when)) for s in report.steps if s.action in WRITES]
         return report
@@ -107,10 +109,12 @@ def ingest(vault: ParsedVault, text: str, name: str, *, source: str | None = Non
     return report
 
 
-def _facts(turns: list[Turn], source_id: str, command: str | None, timeout: float, cwd: str) -> list:
+def _facts(turns: list[Turn], source_id: str, command: str | None, timeout: float,
+           cwd: str) -> tuple[list[Fact], list[tuple[Fact, int]]]:
+    """The facts to plan, and (for `--with`) the reply's facts that repeat one of them."""
     if command is None:
-        return extract(turns)
-    return merge(extract_with(command, turns, source_id, timeout=timeout, cwd=cwd))
+        return extract(turns), []
+    return merged(extract_with(command, turns, source_id, timeout=timeout, cwd=cwd))
 
 
 def _ref(step: Step, steps: list[Step]) -> str | None:

@@ -27,7 +27,7 @@ ROLE_WORDS = {
 }
 LABEL_RE = re.compile(r"^\s*(?P<who>[A-Za-z_]{2,20})\s*:\s?(?P<text>.*)$")
 TOOL_RE = re.compile(r"^\s*\[(?P<kind>TOOL_CALL|TOOL_OUTPUT|TOOL_RESULT)\s*:\s*(?P<text>.*?)\]?\s*$", re.IGNORECASE)
-WITHHELD = "[line withheld: it looks like a {kind}]"
+WITHHELD = "[line withheld: it looks like {kind}]"
 ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")  # colours and cursor moves of a terminal log
 CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")  # what memvault never writes (but tab, LF)
 
@@ -61,8 +61,13 @@ def _withhold(n: int, speaker: str, text: str, call: bool) -> Turn:
     found = {f.line: f.kind for f in find_secrets(text, honour_allow=False)}
     if not found:
         return Turn(n, speaker, text, call)
-    lines = [WITHHELD.format(kind=found[i]) if i in found else line for i, line in enumerate(text.split("\n"), 1)]
+    lines = [WITHHELD.format(kind=_a(found[i])) if i in found else line for i, line in enumerate(text.split("\n"), 1)]
     return Turn(n, speaker, "\n".join(lines), call, withheld=len(found))
+
+
+def _a(kind: str) -> str:
+    """ "an AWS access key id", "a GitHub token"."""
+    return f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind}"
 
 
 def _speaker(word: str) -> str | None:
@@ -97,21 +102,71 @@ def _labelled_turns(text: str) -> list[tuple[str, str, bool]]:
 
 
 def _json_turns(text: str, name: str) -> list[tuple[str, str, bool]]:
+    lines: list[int] | None = None
     try:
         messages = _messages(json.loads(text))
     except json.JSONDecodeError as exc:
         if text[0] != "{":
             raise InputError(f"{name}:{exc.lineno}: not JSON ({exc.msg}); a transcript is text, "
                              "USER:/AGENT: lines or JSON messages", file=name, line=exc.lineno) from None
-        messages = _json_lines(text, name)
+        messages, lines = _json_lines(text, name)
     if not isinstance(messages, list):
         raise InputError(f"{name}: JSON transcript: expected a list of messages or {{\"messages\": [...]}}", file=name)
     out = []
     for i, msg in enumerate(messages, 1):
-        turn = _message(msg, f"{name}: message {i}")
+        try:
+            turn = _message(msg, f"message {i}")
+        except InputError as exc:
+            line = lines[i - 1] if lines is not None else _message_line(text, i, len(messages))
+            raise InputError(f"{name}:{line}: {exc}" if line else f"{name}: {exc}", file=name, line=line) from None
         if turn is not None:
             out.append(turn)
     return out
+
+
+def _message_line(text: str, i: int, count: int) -> int | None:
+    """The line where message `i` starts, in a JSON list of messages or `{"messages": [...]}`
+    (file order); None for shapes read in another order (a ChatGPT export's time order)."""
+    try:
+        starts = _message_starts(text)
+    except (ValueError, IndexError):
+        return None
+    if starts is None or len(starts) != count:
+        return None
+    return text.count("\n", 0, starts[i - 1]) + 1
+
+
+def _message_starts(text: str) -> list[int] | None:
+    """Where each message begins: the list is walked with `raw_decode`, one value at a time."""
+    dec = json.JSONDecoder()
+
+    def ws(i: int) -> int:
+        while text[i] in " \t\r\n":
+            i += 1
+        return i
+
+    def items(i: int) -> list[int]:
+        out, i = [], ws(i + 1)
+        while text[i] != "]":
+            out.append(i)
+            i = ws(dec.raw_decode(text, i)[1])
+            i = ws(i + 1) if text[i] == "," else i
+        return out
+
+    i = ws(0)
+    if text[i] == "[":
+        return items(i)
+    if text[i] != "{":
+        return None
+    i = ws(i + 1)
+    while text[i] != "}":
+        key, i = dec.raw_decode(text, i)
+        i = ws(ws(i) + 1)  # past the colon
+        if key in ("messages", "chat_messages", "conversation") and text[i] == "[":
+            return items(i)
+        i = ws(dec.raw_decode(text, i)[1])
+        i = ws(i + 1) if text[i] == "," else i
+    return None
 
 
 def _messages(data: Any) -> Any:
@@ -129,15 +184,17 @@ def _messages(data: Any) -> Any:
     return data.get("messages", data.get("chat_messages", data.get("conversation")))
 
 
-def _json_lines(text: str, name: str) -> list[Any]:
-    out = []
+def _json_lines(text: str, name: str) -> tuple[list[Any], list[int]]:
+    """The messages of JSON Lines, and the line of each."""
+    out, lines = [], []
     for n, line in enumerate(text.split("\n"), 1):
         if line.strip():
             try:
                 out.append(json.loads(line))
             except json.JSONDecodeError as exc:
                 raise InputError(f"{name}:{n}: not a JSON line ({exc.msg})", file=name, line=n) from None
-    return out
+            lines.append(n)
+    return out, lines
 
 
 def _message(msg: Any, where: str) -> tuple[str, str, bool] | None:

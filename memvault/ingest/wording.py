@@ -44,7 +44,7 @@ PERSONAL_DE = re.compile(
     r"(?:ist|sind|wird|liegt|beträgt)\s+\S", re.IGNORECASE)
 CORRECTION_EN = re.compile(
     r"^(?:(?:oh|um|uh|hm+),?\s+)?(?P<how>(?:actually|correction|wait|oops|sorry)\b[,:!]?"
-    r"|no[,.!]\s+(?=(?:it'?s|it is|that'?s|the|make it|i meant)\b)|i meant\b)\s*(?P<what>.+)$", re.IGNORECASE)
+    r"|no[,.!]\s+(?=(?:it'?s|it is|that'?s|the|make it|i meant|my|our)\b)|i meant\b)\s*(?P<what>.+)$", re.IGNORECASE)
 CORRECTION_DE = re.compile(
     r"^(?:(?:ach|äh|ähm|oh),?\s+)?(?P<how>(?:eigentlich|korrektur|moment|sorry|halt)\b[,:!]?"
     r"|nein[,.!]\s+|doch\s+|ich meinte\b)\s*(?P<what>.+)$", re.IGNORECASE)
@@ -54,6 +54,13 @@ SOFT_CORRECTION = ("actually", "wait", "oops", "sorry", "eigentlich", "moment", 
 NEW_NOT_OLD = re.compile(r"^(?P<new>.+?)[,;]?\s(?:not|nicht|statt|anstatt|instead of|rather than)\s"
                          r"(?P<old>[^,.;!?—–]+)", re.IGNORECASE)
 NOT_OLD_BUT_NEW = re.compile(r"^(?:not|nicht)\s+(?P<old>.+?),?\s(?:but|sondern)\s+(?P<new>.+)$", re.IGNORECASE)
+# What a decision's words begin with that is not the decision: "As we decided yesterday, we use
+# Postgres" decided "we use Postgres"; "I booked it: confirmation number X" decided nothing (an id).
+DECISION_LEAD_RE = re.compile(r"^(?:yesterday|today|earlier|before|last \w+|this \w+|on \w+day)\b,?\s*", re.IGNORECASE)
+DECISION_EMPTY_RE = re.compile(r"^(?:it|that|this|them|those)\b(?:$|[:;,.!\-\u2013\u2014])", re.IGNORECASE)
+# A reminder at a fact's end that is not part of it ("I prefer window seats, remember that").
+REMINDER_TAILS = ("remember that", "remember this", "please remember", "don't forget that", "don't forget",
+                  "keep that in mind", "keep it in mind", "note that", "merk dir das", "bitte merken")
 FILLER_RE = re.compile(r"^(?:it'?s|it is|that'?s|that is|make it|rather|it should be|it will be|it'?ll be|"
                        r"es ist|das ist|es sind|es wird|lieber|doch|eher|the right one is)\s+", re.IGNORECASE)
 ID_RE = re.compile(
@@ -61,7 +68,7 @@ ID_RE = re.compile(
     r"customer|contract|bestellung|bestellnummer|auftragsnummer|auftrag|sendungsnummer|sendung|trackingnummer|"
     r"buchungsnummer|buchung|kundennummer|vertragsnummer|rechnungsnummer|rechnung|reservierungsnummer|"
     r"reservierung|vorgangsnummer|aktenzeichen|ticketnummer))"
-    r"(?:\s+(?i:number|no\.?|nr\.?|id|code|#))?(?:\s+(?i:is|lautet|ist))?\s*[:#,]?\s*"
+    r"(?:\s+(?i:number|no\.?|nr\.?|id|code|reference|ref\.?|#))?(?:\s+(?i:is|lautet|ist))?\s*[:#,]?\s*"
     r"(?P<id>(?=[A-Z0-9-]*[0-9])[A-Z0-9][A-Z0-9-]{3,})\b")
 ID_LABELS = {
     "bestellung": "order", "bestellnummer": "order", "auftragsnummer": "order", "auftrag": "order",
@@ -100,6 +107,16 @@ def sentence(text: str) -> str:
     """One line, a capital first letter, one final full stop."""
     text = " ".join(text.split()).rstrip(" .!?…")
     return (text[:1].upper() + text[1:] + ".") if text else ""
+
+
+def drop_reminder(text: str) -> str:
+    """`text` without a trailing "remember that" (string ends, no pattern: nothing to backtrack)."""
+    core = text.rstrip(" .!")
+    low = core.lower().replace("\u2019", "'")
+    for tail in REMINDER_TAILS:
+        if low.endswith(tail) and (len(low) == len(tail) or not low[-len(tail) - 1].isalnum()):
+            return core[: len(core) - len(tail)].rstrip(" ,;:-\u2013\u2014")
+    return text
 
 
 def split_correction(what: str) -> tuple[str, str | None]:

@@ -23,6 +23,7 @@ from typing import Any, Literal, TextIO
 
 from memvault.entries.meta import read_metadata
 from memvault.entries.model import Event
+from memvault.entries.stale import sources_superseded
 from memvault.entries.timeline import Status, Timeline
 from memvault.errors import InputError, MemvaultError
 from memvault.gcpause import no_gc
@@ -225,6 +226,8 @@ def blocks(
         if not bullet_in_scope(ev.scope, cited, scope):
             continue
         status = tl.status(ev, when)
+        if status == "live" and sources_superseded(ev, tl, when) is not None:
+            status = "superseded"  # a bullet stating what the logs corrected: context leaves it out too
         if exported(status, include_all):
             chosen.append((ev, status, tl.by_id.get(ev.id) is not ev))
     out_ids = {ev.id for ev, _, dup in chosen if not dup}

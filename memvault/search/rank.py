@@ -19,6 +19,7 @@ from typing import Any
 
 from memvault.config.core import Config
 from memvault.entries.model import Event
+from memvault.entries.stale import sources_superseded
 from memvault.entries.timeline import Timeline
 from memvault.search.bm25 import analysed, bm25, doc_freqs
 from memvault.search.fields import field_texts
@@ -177,25 +178,6 @@ def _hit(ev: Event, relevance: float, status: str, timeline: Timeline, at: datet
         status=status, superseded_by=timeline.superseder_at(ev, at), title=ev.title,
         content=ev.content, kind=ev.kind, event=ev, sources_superseded_by=stale,
     )
-
-
-def sources_superseded(ev: Event, timeline: Timeline, at: datetime) -> str | None:
-    """For a curated bullet every source of which is superseded by `at`: what superseded the last
-    one it names (the bullet states what the logs corrected, e.g. after a backdated correction curate
-    has not applied yet); else None. It ranks as a superseded entry does: scored down, never above
-    that entry. A source the timeline cannot resolve counts as live (the index ranks over the
-    candidates' timeline, which holds a source only when the query found it too)."""
-    if ev.kind != "curated" or not ev.sources:
-        return None
-    ids = timeline.source_ids(ev)
-    if len(ids) < len(ev.sources):
-        return None
-    by = None
-    for sid in ids:
-        by = timeline.superseder_at(timeline.by_id[sid], at)
-        if by is None:
-            return None
-    return by
 
 
 def _after_superseders(hits: list[Hit]) -> list[Hit]:

@@ -116,7 +116,11 @@ def check_id_token(entry_id: str, what: str = "--id") -> str:
 
 def check_entry_options(*, source: str | None, scope: str | None, tags: Iterable[str],
                         supersedes: str | None, reconfirms: Iterable[str], entry_id: str | None) -> None:
-    """Every option `log` writes as a metadata line is a single line."""
+    """Every option `log` writes as a metadata line is a single line; a reference is not empty
+    (an empty `--supersedes` would write an entry that corrects nothing, silently)."""
+    for what, refs in (("--supersedes", [supersedes] if supersedes is not None else []), ("--reconfirms", reconfirms)):
+        if any(not ref.strip() for ref in refs):
+            raise InputError(f"{what} needs a value: an entry's id, a [[link]] or a description of it")
     for what, value in (("--source", source), ("--scope", scope), ("--supersedes", supersedes)):
         if value is not None:
             check_value(value, what)
