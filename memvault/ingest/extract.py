@@ -53,7 +53,7 @@ IMPORTANCE = {  # the protocol: 1.0 an explicit instruction or core preference, 
 AGENT_FACTOR = 0.8  # an agent restating a decision is evidence, not the user's word
 ID_KEY_RE = re.compile(r"(?:^|_)(?:id|number|no|code|ref|reference)$|nummer$|^(?:order|tracking|booking|confirmation|"
                        r"reservation|ticket|invoice|case|shipment|flight|awb)", re.IGNORECASE)
-CALL_ARG_RE = re.compile(r"(\w+)[\"']?\s*[=:]\s*[\"']?([^\"',)}]+)")  # f(order_id="X") or f({"order_id": "X"})
+CALL_ARG_RE = re.compile(r"(?<!\w)(\w{1,64})[\"']?[ \t]{0,8}[=:][ \t]{0,8}[\"']?([^\"',)}]{1,256})")  # f(order_id="X") or f({"order_id": "X"})
 
 
 def extract(turns: list[Turn]) -> list[Fact]:
