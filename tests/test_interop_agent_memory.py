@@ -10,6 +10,7 @@ import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -375,6 +376,8 @@ WORDS = ["Dana", "prefers", "light", "mode", "Kaffee", "nach", "15", "Uhr", "Pos
 SCOPES = [None, "global", "github.com", "project:atlas", "harbor.example"]
 SOURCES = [None, "user", "session:2026-11-08-a", "https://example.org/notes"]
 TAGS = ["fetching", "atlas", "kaffee", "büro", "preference", "lesson", "ops"]
+# what agents write that the vault normalizes (qa17b #1): capitals, spaces and commas inside a tag
+FILE_TAGS = [*TAGS, "Key Bindings", "a,b", "Ops", "#atlas"]
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
 
@@ -390,8 +393,9 @@ def memory_files(draw: st.DrawFn) -> list[dict[str, Any]]:
         created = base + timedelta(minutes=minutes, seconds=draw(st.integers(0, 59)))
         rec: dict[str, Any] = {
             "id": f"e{i}x{draw(st.integers(0, 99))}", "kind": draw(st.sampled_from(amfile.KINDS)),
-            "text": " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=8))) + ".",
-            "scope": draw(st.sampled_from(SCOPES)), "tags": draw(st.lists(st.sampled_from(TAGS), max_size=3, unique=True)),
+            "text": " ".join(draw(st.lists(st.sampled_from([*WORDS, "#postgres", "#Ops"]), min_size=1, max_size=8))) + ".",
+            "scope": draw(st.sampled_from(SCOPES)),
+            "tags": draw(st.lists(st.sampled_from(FILE_TAGS), max_size=3, unique=True)),
             "source": draw(st.sampled_from(SOURCES)),
             "confidence": draw(st.one_of(st.none(), st.sampled_from([0.0, 0.35, 0.9, 1.0]))),
             "expires_at": None, "supersedes": None, "created_at": amfile.zulu(created)}
@@ -409,7 +413,10 @@ def memory_files(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 
 def view(records: list[amfile.Record], now: datetime) -> list[tuple[Any, ...]]:
-    return [(e.id, *am.normal(e), e.created_at) for e in amfile.current_view(records, now)]
+    # a time in the hour a DST change repeats reads back as the first of the two (docs/interop.md, Limits)
+    berlin = ZoneInfo("Europe/Berlin")
+    return [(e.id, *am.normal(e), e.created_at.astimezone(berlin).replace(fold=0))
+            for e in amfile.current_view(records, now)]
 
 
 def fresh_vault(tmp: str, name: str) -> Vault:
@@ -428,7 +435,11 @@ def test_file_to_vault_to_file_keeps_the_current_view(lines: list[dict[str, Any]
         before = view(list(amfile.parse(f.read_text(), "m").records), now)
         after = view(am.exported(vault), now)
         assert after == before
+        files = log_bytes(vault.root)
         assert am.import_file(Vault.open(vault.root), f).written == []  # and importing again adds nothing
+        (Path(tmp) / "e.jsonl").write_text(am.export_text(vault))  # nor does the vault's own export (qa17b #2)
+        res = am.import_file(Vault.open(vault.root), Path(tmp) / "e.jsonl")
+        assert (res.written, res.forgotten) == ([], []) and log_bytes(vault.root) == files
 
 
 @st.composite
@@ -486,6 +497,9 @@ def test_vault_to_file_to_vault_to_file_is_lossless(specs: list[dict[str, Any]])
         assert text2.split("\n")[1:] == text1.split("\n")[1:]  # all but the header's own time
         now = first.now()
         assert comparable(second, now) == comparable(first, now)
+        files = log_bytes(first.root)  # the export imported back where it came from adds nothing (qa17b #2, #3)
+        res = am.import_file(Vault.open(first.root), Path(tmp) / "one.jsonl")
+        assert (res.written, res.forgotten) == ([], []) and log_bytes(first.root) == files
 
 
 def test_a_day_file_that_would_refuse_refuses_before_any_file_is_written(vault_dir: Path, tmp_path: Path):
@@ -561,3 +575,90 @@ def test_tag_order_survives_a_tag_also_written_inline(vault_dir: Path, tmp_path:
     am.import_file(Vault.open(other), tmp_path / "one.jsonl")
     assert am.export_text(Vault.open(other)).split("\n")[1:] == first.split("\n")[1:]
     assert '"tags": ["ideas", "finance"]' in first
+
+
+# -- qa17b: re-imports, the vault's own export, ids shared by accident, cycles -----------------------
+
+@pytest.mark.parametrize("more", [{"tags": ["key bindings"]}, {"tags": ["Key Bindings", "#Editor"]},
+                                  {"tags": ["a,b"]}, {"text": "Plain fact about #postgres."}])
+def test_importing_again_writes_nothing_whatever_the_tags_and_text_hold(runner, vault_dir: Path, tmp_path: Path,
+                                                                         more: dict[str, Any]):
+    new_vault(vault_dir)
+    f = write_file(tmp_path / "f1.jsonl", {**entry("a", "fact", "Plain fact.", "2026-11-20T10:00:00Z"), **more})
+    assert runner.invoke(cli, ["--vault", str(vault_dir), "import", str(f)]).exit_code == 0
+    before = log_bytes(vault_dir)
+    for _ in range(2):
+        out = runner.invoke(cli, ["--vault", str(vault_dir), "import", str(f), "--json"])
+        assert out.exit_code == 0 and json.loads(out.output)["written"] == []
+    assert log_bytes(vault_dir) == before
+    assert list(Vault.open(vault_dir).timeline.by_id) == ["a"]
+
+
+def test_a_tag_with_a_comma_stays_one_tag(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    am.import_file(Vault.open(vault_dir), write_file(
+        tmp_path / "m.jsonl", entry("a", "fact", "Tastenkürzel.", "2026-11-20T10:00:00Z", tags=["a,b", "Key Bindings"])))
+    assert Vault.open(vault_dir).timeline.by_id["a"].tags == ("fact", "a-b", "key-bindings")
+
+
+def test_the_vaults_own_export_imported_back_writes_nothing_and_no_old_fact_comes_back(
+        runner, vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    v = ["--vault", str(vault_dir)]
+    f1 = write_file(tmp_path / "f1.jsonl", entry("a", "fact", "The API limit is 60/h.", "2026-11-20T10:00:00Z"))
+    f2 = write_file(tmp_path / "f2.jsonl", entry("a", "fact", "The API limit is 5000/h.", "2026-11-21T10:00:00Z"))
+    f3 = write_file(tmp_path / "f3.jsonl", entry("b", "fact", "Gone soon.", "2026-11-21T11:00:00Z"),
+                    {"id": "b", "deleted": True, "created_at": "2026-11-22T10:00:00Z"})
+    for f in (f1, f2, f3):
+        assert runner.invoke(cli, [*v, "import", str(f)]).exit_code == 0
+    assert runner.invoke(cli, [*v, "export", "--format", "agent-memory", "-o", str(tmp_path / "e.jsonl")]).exit_code == 0
+    before = log_bytes(vault_dir)
+    for f in (tmp_path / "e.jsonl", f1):  # the export, and the outdated file imported again
+        out = runner.invoke(cli, [*v, "import", str(f), "--json"])
+        assert out.exit_code == 0 and (json.loads(out.output)["written"], json.loads(out.output)["forgotten"]) == ([], [])
+    assert log_bytes(vault_dir) == before
+    vault = Vault.open(vault_dir)
+    assert [e.content for e in vault.timeline.events if vault.timeline.status(e, vault.now()) == "live"] == [
+        "The API limit is 5000/h."]
+
+
+def test_an_id_a_local_entry_has_from_its_time_is_not_the_same_memory(runner, tmp_path: Path):
+    vx, vy = new_vault(tmp_path / "vX"), new_vault(tmp_path / "vY")
+    log_entry(Vault.open(vx), "Alice's laptop is a ThinkPad X1.", at=datetime(2026, 11, 25, 8, 0, tzinfo=UTC))
+    log_entry(Vault.open(vy), "We ship release 2.0 on Friday.", type="decision", at=datetime(2026, 11, 25, 8, 0, tzinfo=UTC))
+    local = next(iter(Vault.open(vy).timeline.by_id))
+    x = tmp_path / "x.jsonl"
+    assert runner.invoke(cli, ["--vault", str(vx), "export", "--format", "agent-memory", "-o", str(x)]).exit_code == 0
+    assert json.loads(x.read_text().split("\n")[1])["id"] == local  # the same time id in both vaults
+    out = runner.invoke(cli, ["--vault", str(vy), "import", str(x), "--json"])
+    assert out.exit_code == 0 and [w["id"] for w in json.loads(out.output)["written"]] == [f"{local}~2"]
+    vault = Vault.open(vy)
+    tl = vault.timeline
+    assert tl.status(tl.by_id[local], vault.now()) == "live" and f"{local}~2" not in tl.supersedes
+    assert tl.by_id[local].content == "We ship release 2.0 on Friday."
+    before = log_bytes(vy)  # importing it again finds the imported entry
+    assert am.import_file(Vault.open(vy), x).written == [] and log_bytes(vy) == before
+    # a tombstone or a supersedes naming the local entry's id does not touch it either
+    t = write_file(tmp_path / "t.jsonl", entry("n", "fact", "Neu.", "2026-11-26T08:00:00Z", supersedes=local),
+                   {"id": local, "deleted": True, "created_at": "2026-11-26T09:00:00Z"})
+    vault = Vault.open(vy)
+    res = am.import_file(vault, t)
+    vault = Vault.open(vy)
+    assert vault.timeline.status(vault.timeline.by_id[local], vault.now()) == "live"
+    # they name the imported entry (the newest version with an Id: line), never the local one
+    assert vault.timeline.supersedes["n"] == f"{local}~2" and res.forgotten == [f"{local}~2"]
+
+
+@pytest.mark.parametrize(("lines", "line", "words"), [
+    ([entry("A", "fact", "Cycle A.", "2026-11-20T10:00:00Z", supersedes="B"),
+      entry("B", "fact", "Cycle B.", "2026-11-21T10:00:00Z", supersedes="A")], 2, "cycle"),
+    ([entry("S", "fact", "Self.", "2026-11-20T10:00:00Z", supersedes="S")], 2, "supersedes itself"),
+])
+def test_a_supersession_cycle_is_refused_before_anything_is_written(runner, vault_dir: Path, tmp_path: Path,
+                                                                    lines, line, words):
+    new_vault(vault_dir)
+    f = write_file(tmp_path / "cy.jsonl", *lines)
+    out = runner.invoke(cli, ["--vault", str(vault_dir), "import", str(f), "--json"])
+    err = json.loads(out.output)["error"]
+    assert out.exit_code == 1 and err["line"] in (line, line + 1) and words in err["message"]
+    assert err["file"] == str(f) and log_bytes(vault_dir) == {}
