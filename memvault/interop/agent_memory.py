@@ -140,13 +140,14 @@ def replaceable(by_id: dict[str, Event], fid: str) -> str | None:
 def same_in_vault(vault: ParsedVault, e: Entry, dead: bool) -> str | None:
     """The version of `e.id` the vault holds with `e`'s content, newest first: any version counts
     (an older line of the vault's own export, an old file imported again), so what a later
-    version replaced never comes back. A version the vault forgot counts only when the file's
-    entry is deleted too (written again after its tombstone, it lives again)."""
-    tl, now = vault.timeline, vault.now()
+    version replaced never comes back. A version with a `Forgotten:` line counts only when the
+    file's entry is deleted too (written again after its tombstone, it lives again); one that
+    `maintain` forgot counts (the file saying it again is no reason to bring it back)."""
+    by_id = vault.timeline.by_id
     want = normal(e)
-    for v in reversed(versions(tl.by_id, e.id)[0]):
-        ev = tl.by_id[v]
-        if normal(to_entry(ev, None)) == want and (dead or tl.status(ev, now) != "forgotten"):
+    for v in reversed(versions(by_id, e.id)[0]):
+        ev = by_id[v]
+        if normal(to_entry(ev, None)) == want and (dead or ev.forgotten is None):
             return v
     return None
 
