@@ -662,3 +662,40 @@ def test_a_supersession_cycle_is_refused_before_anything_is_written(runner, vaul
     err = json.loads(out.output)["error"]
     assert out.exit_code == 1 and err["line"] in (line, line + 1) and words in err["message"]
     assert err["file"] == str(f) and log_bytes(vault_dir) == {}
+
+
+SCOPED = [entry("A", "fact", "Deploys go through Jenkins.", "2026-11-20T10:00:00Z", scope="project:x"),
+          entry("B", "fact", "Deploys go through GitHub Actions now.", "2026-11-21T10:00:00Z", scope="project:y",
+                supersedes="A"),
+          entry("C", "fact", "Staging lives on box 3.", "2026-11-19T10:00:00Z", scope="project:x"),
+          entry("D", "fact", "Staging lives on box 4.", "2026-11-20T11:00:00Z", scope="project:x", supersedes="C"),
+          entry("E", "fact", "Staging lives on box 5.", "2026-11-21T11:00:00Z", scope="project:y", supersedes="D")]
+
+
+def test_export_scope_keeps_the_vaults_current_view_when_a_superseder_is_out_of_scope(
+        runner, vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    am.import_file(Vault.open(vault_dir), write_file(tmp_path / "sc.jsonl", *SCOPED))
+    out = runner.invoke(cli, ["--vault", str(vault_dir), "export", "--format", "agent-memory", "--scope", "project:x"])
+    assert out.exit_code == 0
+    records = amfile.parse(out.output, "x").records
+    vault = Vault.open(vault_dir)
+    live_x = [e.id for e in vault.timeline.events if vault.timeline.status(e, vault.now()) == "live"
+              and e.scope in (None, "project:x")]
+    assert [e.id for e in amfile.current_view(records, vault.now())] == live_x == []
+    assert [r.id for r in records] == []  # A, C and D are superseded by entries of project:y
+    assert [r.id for r in am.exported(vault, "project:y")] == ["B", "E"]
+
+
+@pytest.mark.parametrize("fmt", ["agent-memory", "memoryblock"])
+def test_export_scope_is_case_insensitive_and_an_empty_one_a_usage_error(runner, vault_dir: Path, tmp_path: Path,
+                                                                          fmt: str):
+    new_vault(vault_dir)
+    am.import_file(Vault.open(vault_dir), write_file(tmp_path / "m.jsonl", entry(
+        "p", "fact", "Atlas uses Postgres.", "2026-11-09T10:00:00Z", scope="project:atlas")))
+    v = ["--vault", str(vault_dir), "export", "--format", fmt]
+    upper, lower = (runner.invoke(cli, [*v, "--scope", s]) for s in ("PROJECT:Atlas", "project:atlas"))
+    assert upper.exit_code == 0 and upper.output.count("Atlas uses Postgres.") == 1
+    assert upper.output.split("\n")[1:] == lower.output.split("\n")[1:]
+    assert runner.invoke(cli, [*v, "--scope", ""]).exit_code == 2
+    assert runner.invoke(cli, ["--vault", str(vault_dir), "context", "--scope", ""]).exit_code == 2

@@ -36,7 +36,8 @@ def import_(ctx, file: Path, fmt: str | None, dry_run: bool, as_json: bool) -> N
 # Not a click.Choice: the library's EXPORTERS table is the one list (a format is one line there).
 @click.option("--format", "fmt", required=True, metavar="FORMAT",
               help="The format to write: agent-memory (docs/interop.md) or memoryblock (docs/memoryblock.md).")
-@click.option("--scope", help="Only entries of this scope (global: those without one).")
+@click.option("--scope", help="Only the entries of this scope and the global ones (no scope, or global); "
+                             "case-insensitive.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write to this file (atomically); default: standard output.")
 @json_option

@@ -14,6 +14,7 @@ from typing import Any
 from memvault.context.choose import fit, item, settle
 from memvault.context.tokens import counter
 from memvault.entries.model import Event
+from memvault.entries.scopes import in_scope, wanted_scope
 from memvault.errors import InputError
 from memvault.parsed import ParsedVault
 from memvault.search import access
@@ -31,13 +32,10 @@ def scope_filter(scope: str | None) -> Filter | None:
     """`--scope S`: entries scoped to S, `global`, or to nothing (an entry without `Scope:` is global)."""
     if scope is None:
         return None
-    want = scope.strip().lower()
-    if not want:
-        raise InputError("--scope needs a value: global, a domain, or project:<name>")
+    want = wanted_scope(scope)
 
     def keep(ev: Event) -> bool:
-        mine = (ev.scope or "global").strip().lower()
-        return mine in ("global", want)
+        return in_scope(ev.scope, want)
 
     return keep
 

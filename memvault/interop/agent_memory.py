@@ -17,6 +17,7 @@ from typing import Any
 
 from memvault.entries.markdown import inline_tags
 from memvault.entries.model import Event
+from memvault.entries.scopes import in_scope, wanted_scope
 from memvault.fsio import atomic_write
 from memvault.interop import amfile
 from memvault.interop.amfile import BadFile, Entry, Tombstone
@@ -62,15 +63,22 @@ def to_entry(event: Event, supersedes: str | None) -> Entry:
 
 
 def exported(vault: ParsedVault, scope: str | None = None, at: datetime | None = None) -> list[amfile.Record]:
-    """The vault's typed log entries as records, oldest first; a tombstone follows each forgotten one."""
-    tl, now = vault.timeline, at or vault.now()
+    """The vault's typed log entries as records, oldest first; a tombstone follows each forgotten one.
+    `scope`: the entries of that scope and the global ones (`entries/scopes.py`, as context and the
+    MemoryBlock export), less those the vault holds superseded by an entry the file leaves out."""
+    tl, now, want = vault.timeline, at or vault.now(), wanted_scope(scope)
     typed = [ev for ev in tl.events if ev.kind == "log" and not ev.is_note and ev.timestamp is not None
-             and tl.by_id.get(ev.id) is ev]
-    ids = {ev.id for ev in typed}  # a supersedes naming a note or a bullet names nothing the file holds
+             and tl.by_id.get(ev.id) is ev and in_scope(ev.scope, want)]
+    superseded = {ev.id for ev in typed if tl.status(ev, now) == "superseded"}
+    while True:  # dropping an entry may leave what it superseded without a superseder in the file
+        ids = {ev.id for ev in typed}  # a supersedes naming a note or a bullet names nothing the file holds
+        covered = {tl.supersedes[i] for i in ids if tl.supersedes.get(i) in ids}
+        keep = [ev for ev in typed if ev.id not in superseded or ev.id in covered]
+        if len(keep) == len(typed):
+            break
+        typed = keep
     out: list[amfile.Record] = []
     for ev in typed:
-        if scope is not None and (ev.scope or "global") not in (scope, "global"):
-            continue  # as context and the MemoryBlock export: a global memory holds for every scope
         target = tl.supersedes.get(ev.id)
         out.append(to_entry(ev, target if target in ids else None))
         status = tl.status(ev, now)
