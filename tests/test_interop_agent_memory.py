@@ -699,3 +699,17 @@ def test_export_scope_is_case_insensitive_and_an_empty_one_a_usage_error(runner,
     assert upper.output.split("\n")[1:] == lower.output.split("\n")[1:]
     assert runner.invoke(cli, [*v, "--scope", ""]).exit_code == 2
     assert runner.invoke(cli, ["--vault", str(vault_dir), "context", "--scope", ""]).exit_code == 2
+
+
+def test_a_time_a_dst_change_skips_or_repeats_is_written_with_a_warning(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)  # Europe/Berlin: 2026-03-29 02:00-03:00 does not exist, 2026-10-25 02:00-03:00 twice
+    f = write_file(tmp_path / "tz.jsonl", entry("n1", "fact", "Naive.", "2026-11-20T23:30:00"),
+                   entry("n3", "fact", "DST gap.", "2026-03-29T02:30:00"),
+                   entry("n4", "fact", "Second 02:30.", "2026-10-25T01:30:00Z"))
+    res = am.import_file(Vault.open(vault_dir), f)
+    assert [w.split(":")[1] for w in res.warnings] == ["3", "4"]
+    assert "does not exist" in res.warnings[0] and "03:30" in res.warnings[0]
+    assert "repeats" in res.warnings[1]
+    tl = Vault.open(vault_dir).timeline
+    assert tl.by_id["n1"].timestamp == datetime(2026, 11, 20, 22, 30, tzinfo=UTC)  # naive: the vault's zone
+    assert tl.by_id["n3"].timestamp == datetime(2026, 3, 29, 1, 30, tzinfo=UTC)

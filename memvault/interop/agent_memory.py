@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from memvault.entries.scopes import in_scope, wanted_scope
 from memvault.fsio import atomic_write
 from memvault.interop import amfile
 from memvault.interop.amfile import BadFile, Entry, Tombstone
+from memvault.interop.amfile import zulu as zulu_time
 from memvault.interop.writer import Planned, prepare, write
 from memvault.parsed import ParsedVault
 from memvault.write.forget import forget_soft, tombstone
@@ -196,6 +197,9 @@ def import_records(vault: ParsedVault, mf: amfile.MemoryFile, name: str, *, dry_
         new_id = e.id if not held else f"{e.id}{VERSION}{k}"
         mapped[e.id] = new_id
         planned[e.id] = _planned(e, new_id, have)
+        note = dst_note(e.created_at, vault.config.tz)
+        if note:
+            res.warnings.append(f"{name}:{e.line}: created_at {note}")
         if have is not None:
             res.warnings.append(f"{name}:{e.line}: {e.id} says something else than the vault's {have} (or is "
                                 f"live again after a tombstone); written as {new_id}, which supersedes it")
@@ -215,6 +219,20 @@ def import_records(vault: ParsedVault, mf: amfile.MemoryFile, name: str, *, dry_
     for event, line in forgets:
         forget_soft(vault, [event], line)
     return res
+
+
+def dst_note(at: datetime, tz: tzinfo) -> str | None:
+    """What a daylight-saving change does to `at` in the vault's zone (pure): a time without an
+    offset that the clocks skip (read as the same instant an hour on), or an instant in the hour
+    they repeat (a heading has no offset, so the vault reads it as the first of the two)."""
+    local = at.astimezone(UTC).astimezone(tz)  # through UTC: astimezone to its own zone changes nothing
+    if at.tzinfo is tz and local.replace(tzinfo=None) != at.replace(tzinfo=None):
+        return (f"{at.replace(tzinfo=None).isoformat()} does not exist in {tz} (the clocks skip it); "
+                f"written as {local.replace(tzinfo=None).isoformat()}")
+    if local.fold and local.replace(fold=0).utcoffset() != local.utcoffset():
+        return (f"{zulu_time(at)} falls in the hour {tz} repeats; the vault reads "
+                f"{local.replace(tzinfo=None).isoformat()} as the first of the two, an hour earlier")
+    return None
 
 
 def _planned(e: Entry, new_id: str, previous: str | None) -> Planned:
