@@ -326,7 +326,7 @@ def test_cli_export_to_a_file_and_dry_run(runner, vault_dir: Path, tmp_path: Pat
     new_vault(vault_dir)
     f = write_file(tmp_path / "m.jsonl", SEED)
     dry = runner.invoke(cli, ["import", str(f), "--dry-run"])
-    assert dry.exit_code == 0 and "would write 1 entries" in dry.output and log_bytes(vault_dir) == {}
+    assert dry.exit_code == 0 and "would write 1 entry," in dry.output and log_bytes(vault_dir) == {}
     runner.invoke(cli, ["import", str(f)])
     result = runner.invoke(cli, ["export", "--format", "agent-memory", "-o", str(tmp_path / "e.jsonl"), "--json"])
     assert result.exit_code == 0 and json.loads(result.output)["entries"] == 1
@@ -713,3 +713,71 @@ def test_a_time_a_dst_change_skips_or_repeats_is_written_with_a_warning(vault_di
     tl = Vault.open(vault_dir).timeline
     assert tl.by_id["n1"].timestamp == datetime(2026, 11, 20, 22, 30, tzinfo=UTC)  # naive: the vault's zone
     assert tl.by_id["n3"].timestamp == datetime(2026, 3, 29, 1, 30, tzinfo=UTC)
+
+
+# -- qa17b: messages, -o, Expires: ------------------------------------------------------------------
+
+@pytest.mark.parametrize("field", ["source", "scope", "tags"])
+def test_a_secret_refusal_names_the_field_not_a_line_of_what_would_be_written(vault_dir: Path, tmp_path: Path,
+                                                                              field: str):
+    new_vault(vault_dir)
+    value: Any = [TOKEN] if field == "tags" else TOKEN
+    f = write_file(tmp_path / "m.jsonl", {**entry("s", "fact", "Harmlos.", "2026-11-10T08:00:00Z"), field: value})
+    with pytest.raises(SecretRefused) as err:
+        am.import_file(Vault.open(vault_dir), f)
+    message = str(err.value)
+    assert f"m.jsonl:2: the {field} looks like" in message and "column" not in message and TOKEN not in message
+    assert message.count("nothing was imported") == 1
+
+
+def test_a_tombstone_whose_id_is_a_token_is_refused_and_never_echoed(runner, vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    f = write_file(tmp_path / "m.jsonl", entry("good1", "fact", "A good first line.", "2026-11-25T10:00:00Z"),
+                   {"id": TOKEN, "deleted": True, "created_at": "2026-11-25T10:00:00Z"})
+    out = runner.invoke(cli, ["--vault", str(vault_dir), "import", str(f), "--json"])
+    err = json.loads(out.output)["error"]
+    assert out.exit_code == 1 and err["code"] == "secret" and err["line"] == 3 and TOKEN not in out.output
+    assert log_bytes(vault_dir) == {}
+
+
+def test_a_supersedes_naming_a_never_live_line_says_so(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    f = write_file(tmp_path / "m.jsonl", entry("old", "fact", "Nie.", "2026-11-02T08:00:00Z",
+                                               expires_at="2026-11-01T08:00:00Z"),
+                   entry("a", "fact", "Neu.", "2026-11-03T08:00:00Z", supersedes="old"))
+    res = am.import_file(Vault.open(vault_dir), f)
+    assert "the file holds but does not import" in res.warnings[0]
+
+
+def test_a_missing_file_names_it_in_the_json_error(runner, vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    out = runner.invoke(cli, ["--vault", str(vault_dir), "import", str(tmp_path / "nope.jsonl"), "--json"])
+    err = json.loads(out.output)["error"]
+    assert out.exit_code == 1 and err["code"] == "not_found" and err["file"] == str(tmp_path / "nope.jsonl")
+
+
+def test_export_dash_is_stdout_and_a_file_the_vault_reads_is_refused(runner, vault_dir: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch):
+    new_vault(vault_dir)
+    am.import_file(Vault.open(vault_dir), write_file(tmp_path / "m.jsonl", SEED))
+    monkeypatch.chdir(tmp_path)
+    v = ["--vault", str(vault_dir), "export", "--format", "agent-memory"]
+    out = runner.invoke(cli, [*v, "-o", "-"])
+    assert out.exit_code == 0 and SEED["text"] in out.output and not (tmp_path / "-").exists()
+    before = log_bytes(vault_dir)
+    for target in (vault_dir / "memory" / "evil.md", vault_dir / "memory" / "x.jsonl", vault_dir / "MEMORY.md"):
+        out = runner.invoke(cli, [*v, "-o", str(target), "--json"])
+        assert out.exit_code == 1 and json.loads(out.output)["error"]["code"] == "refused"
+        assert not target.exists()
+    assert log_bytes(vault_dir) == before and len(Vault.open(vault_dir).timeline.events) == 1
+    out = runner.invoke(cli, [*v, "-o", str(vault_dir / "exports" / "am.jsonl")])  # beside memory/: fine
+    assert out.exit_code == 0 and (vault_dir / "exports" / "am.jsonl").exists()
+
+
+def test_expires_is_written_in_the_vaults_zone_as_the_other_times(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    f = write_file(tmp_path / "m.jsonl", entry("e", "fact", "Gilt bis Juni.", "2026-11-22T10:00:00Z",
+                                               expires_at="2027-06-01T00:00:00Z"))
+    am.import_file(Vault.open(vault_dir), f)
+    assert "Expires: 2027-06-01T02:00:00+02:00" in (vault_dir / "memory" / "2026-11-22.md").read_text()
+    assert Vault.open(vault_dir).timeline.by_id["e"].expires == datetime(2027, 6, 1, tzinfo=UTC)

@@ -226,3 +226,11 @@ def test_cli_dry_run_writes_nothing_and_records_no_recall(runner, vault_dir: Pat
     result = runner.invoke(cli, ["import", str(FIXTURE), "--dry-run"])
     assert result.exit_code == 0 and "would write 18 entries" in result.output
     assert log_bytes(vault_dir) == {} and access.stats(vault_dir) == {}
+
+
+def test_a_duplicate_line_in_the_file_is_said_to_be_one_not_already_in_the_vault(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    first = lines()[0]
+    res = formats.import_file(Vault.open(vault_dir), write(tmp_path / "dup.jsonl", [first, first]), dry_run=True)
+    assert [s["reason"] for s in res["skipped"]] == ["a duplicate of an earlier line in the file"] * len(res["skipped"])
+    assert res["skipped"] and all(s["line"] == 2 for s in res["skipped"])

@@ -15,9 +15,11 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
+from memvault.check.secrets.scan import find_secrets
 from memvault.entries.markdown import inline_tags
 from memvault.entries.model import Event
 from memvault.entries.scopes import in_scope, wanted_scope
+from memvault.errors import SecretRefused
 from memvault.fsio import atomic_write
 from memvault.interop import amfile
 from memvault.interop.amfile import BadFile, Entry, Tombstone
@@ -180,6 +182,7 @@ def import_records(vault: ParsedVault, mf: amfile.MemoryFile, name: str, *, dry_
     tl = vault.timeline
     by_id = tl.by_id
     res = Result(name, "agent-memory", dry_run)
+    refuse_secret_ids(mf.records, name)
     entries, dead = amfile.latest(mf.records)
     mapped: dict[str, str] = {}  # the file's id -> the vault's id of its newest version
     planned: dict[str, Planned] = {}
@@ -251,8 +254,9 @@ def _link(planned: dict[str, Planned], entries: dict[str, Entry], mapped: dict[s
             continue
         target = mapped.get(ref) or replaceable(by_id, ref)
         if target is None:
-            held = "neither the file nor the vault holds" if ref not in by_id else \
-                "the vault holds only as a local entry whose id comes from its time"
+            held = ("the file holds but does not import (never live)" if ref in entries else
+                    "neither the file nor the vault holds" if ref not in by_id else
+                    "the vault holds only as a local entry whose id comes from its time")
             res.warnings.append(f"{name}:{p.line}: {fid} supersedes {ref}, which {held}; no Supersedes: line written")
         elif p.supersedes is None:
             planned[fid] = replace(p, supersedes=target)
@@ -301,3 +305,13 @@ def refuse_cycles(planned: dict[str, Planned], vault_links: dict[str, str], name
                                             "supersession cycle (check's MV013); nothing was imported")
             seen.add(at)
             at = links.get(at)
+
+
+def refuse_secret_ids(records: tuple[amfile.Record, ...], name: str) -> None:
+    """A tombstone's id is never written, but messages name it: one that looks like a secret
+    refuses the import as a secret anywhere else would (an entry's id is checked when rendered)."""
+    for rec in records:
+        hits = find_secrets(f"Id: {rec.id}", honour_allow=False) if isinstance(rec, Tombstone) else []
+        if hits:
+            raise SecretRefused(f"{name}:{rec.line}: the tombstone's id {hits[0].message()}; nothing was imported",
+                                file=name, line=rec.line)
