@@ -18,6 +18,7 @@ from typing import Any
 from memvault.check.secrets.scan import find_secrets
 from memvault.entries.markdown import inline_tags
 from memvault.entries.model import Event
+from memvault.entries.presentations import re_encounter
 from memvault.entries.scopes import in_scope, wanted_scope
 from memvault.errors import SecretRefused
 from memvault.fsio import atomic_write
@@ -71,7 +72,7 @@ def exported(vault: ParsedVault, scope: str | None = None, at: datetime | None =
     MemoryBlock export), less those the vault holds superseded by an entry the file leaves out."""
     tl, now, want = vault.timeline, at or vault.now(), wanted_scope(scope)
     typed = [ev for ev in tl.events if ev.kind == "log" and not ev.is_note and ev.timestamp is not None
-             and tl.by_id.get(ev.id) is ev and in_scope(ev.scope, want)]
+             and tl.by_id.get(ev.id) is ev and in_scope(ev.scope, want) and not re_encounter(ev)]
     superseded = {ev.id for ev in typed if tl.status(ev, now) == "superseded"}
     while True:  # dropping an entry may leave what it superseded without a superseder in the file
         ids = {ev.id for ev in typed}  # a supersedes naming a note or a bullet names nothing the file holds

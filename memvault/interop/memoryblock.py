@@ -23,6 +23,7 @@ from typing import Any, Literal, TextIO
 
 from memvault.entries.meta import read_metadata
 from memvault.entries.model import Event
+from memvault.entries.presentations import re_encounter
 from memvault.entries.scopes import in_scope, wanted_scope
 from memvault.entries.stale import sources_superseded
 from memvault.entries.timeline import Status, Timeline
@@ -213,6 +214,8 @@ def blocks(
     tl = vault.timeline
     chosen: list[tuple[Event, Status, bool]] = []
     for ev in tl.events:
+        if re_encounter(ev):
+            continue  # a presentation: the memory it presents is the block
         cited = [tl.by_id[i].scope for i in tl.source_ids(ev)] if ev.kind == "curated" else []
         if not bullet_in_scope(ev.scope, cited, scope):
             continue
