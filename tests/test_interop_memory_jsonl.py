@@ -251,3 +251,11 @@ def test_presentations_are_not_memories_of_their_own_in_context_or_the_exports(r
     items = json.loads(out.output)["items"]
     assert items and not {i["id"] for i in items} & presented
     assert len(Vault.open(vault_dir).timeline.by_id) > len(presented)  # still in the vault (list, show)
+
+
+def test_a_changed_importance_on_a_re_import_is_said_not_carried(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    first = lines()[0]
+    formats.import_file(Vault.open(vault_dir), write(tmp_path / "a.jsonl", [first]))
+    res = formats.import_file(Vault.open(vault_dir), write(tmp_path / "a.jsonl", [{**first, "importance": 0.95}]))
+    assert "importance 0.95 is not carried" in res["skipped"][0]["reason"] and res["written"] == []
