@@ -10,6 +10,7 @@ import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -325,7 +326,7 @@ def test_cli_export_to_a_file_and_dry_run(runner, vault_dir: Path, tmp_path: Pat
     new_vault(vault_dir)
     f = write_file(tmp_path / "m.jsonl", SEED)
     dry = runner.invoke(cli, ["import", str(f), "--dry-run"])
-    assert dry.exit_code == 0 and "would write 1 entries" in dry.output and log_bytes(vault_dir) == {}
+    assert dry.exit_code == 0 and "would write 1 entry," in dry.output and log_bytes(vault_dir) == {}
     runner.invoke(cli, ["import", str(f)])
     result = runner.invoke(cli, ["export", "--format", "agent-memory", "-o", str(tmp_path / "e.jsonl"), "--json"])
     assert result.exit_code == 0 and json.loads(result.output)["entries"] == 1
@@ -375,6 +376,8 @@ WORDS = ["Dana", "prefers", "light", "mode", "Kaffee", "nach", "15", "Uhr", "Pos
 SCOPES = [None, "global", "github.com", "project:atlas", "harbor.example"]
 SOURCES = [None, "user", "session:2026-11-08-a", "https://example.org/notes"]
 TAGS = ["fetching", "atlas", "kaffee", "büro", "preference", "lesson", "ops"]
+# what agents write that the vault normalizes (qa17b #1): capitals, spaces and commas inside a tag
+FILE_TAGS = [*TAGS, "Key Bindings", "a,b", "Ops", "#atlas"]
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
 
@@ -390,8 +393,9 @@ def memory_files(draw: st.DrawFn) -> list[dict[str, Any]]:
         created = base + timedelta(minutes=minutes, seconds=draw(st.integers(0, 59)))
         rec: dict[str, Any] = {
             "id": f"e{i}x{draw(st.integers(0, 99))}", "kind": draw(st.sampled_from(amfile.KINDS)),
-            "text": " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=8))) + ".",
-            "scope": draw(st.sampled_from(SCOPES)), "tags": draw(st.lists(st.sampled_from(TAGS), max_size=3, unique=True)),
+            "text": " ".join(draw(st.lists(st.sampled_from([*WORDS, "#postgres", "#Ops"]), min_size=1, max_size=8))) + ".",
+            "scope": draw(st.sampled_from(SCOPES)),
+            "tags": draw(st.lists(st.sampled_from(FILE_TAGS), max_size=3, unique=True)),
             "source": draw(st.sampled_from(SOURCES)),
             "confidence": draw(st.one_of(st.none(), st.sampled_from([0.0, 0.35, 0.9, 1.0]))),
             "expires_at": None, "supersedes": None, "created_at": amfile.zulu(created)}
@@ -409,7 +413,10 @@ def memory_files(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 
 def view(records: list[amfile.Record], now: datetime) -> list[tuple[Any, ...]]:
-    return [(e.id, *am.normal(e), e.created_at) for e in amfile.current_view(records, now)]
+    # a time in the hour a DST change repeats reads back as the first of the two (docs/interop.md, Limits)
+    berlin = ZoneInfo("Europe/Berlin")
+    return [(e.id, *am.normal(e), e.created_at.astimezone(berlin).replace(fold=0))
+            for e in amfile.current_view(records, now)]
 
 
 def fresh_vault(tmp: str, name: str) -> Vault:
@@ -428,7 +435,11 @@ def test_file_to_vault_to_file_keeps_the_current_view(lines: list[dict[str, Any]
         before = view(list(amfile.parse(f.read_text(), "m").records), now)
         after = view(am.exported(vault), now)
         assert after == before
+        files = log_bytes(vault.root)
         assert am.import_file(Vault.open(vault.root), f).written == []  # and importing again adds nothing
+        (Path(tmp) / "e.jsonl").write_text(am.export_text(vault))  # nor does the vault's own export (qa17b #2)
+        res = am.import_file(Vault.open(vault.root), Path(tmp) / "e.jsonl")
+        assert (res.written, res.forgotten) == ([], []) and log_bytes(vault.root) == files
 
 
 @st.composite
@@ -486,6 +497,9 @@ def test_vault_to_file_to_vault_to_file_is_lossless(specs: list[dict[str, Any]])
         assert text2.split("\n")[1:] == text1.split("\n")[1:]  # all but the header's own time
         now = first.now()
         assert comparable(second, now) == comparable(first, now)
+        files = log_bytes(first.root)  # the export imported back where it came from adds nothing (qa17b #2, #3)
+        res = am.import_file(Vault.open(first.root), Path(tmp) / "one.jsonl")
+        assert (res.written, res.forgotten) == ([], []) and log_bytes(first.root) == files
 
 
 def test_a_day_file_that_would_refuse_refuses_before_any_file_is_written(vault_dir: Path, tmp_path: Path):
@@ -561,3 +575,209 @@ def test_tag_order_survives_a_tag_also_written_inline(vault_dir: Path, tmp_path:
     am.import_file(Vault.open(other), tmp_path / "one.jsonl")
     assert am.export_text(Vault.open(other)).split("\n")[1:] == first.split("\n")[1:]
     assert '"tags": ["ideas", "finance"]' in first
+
+
+# -- qa17b: re-imports, the vault's own export, ids shared by accident, cycles -----------------------
+
+@pytest.mark.parametrize("more", [{"tags": ["key bindings"]}, {"tags": ["Key Bindings", "#Editor"]},
+                                  {"tags": ["a,b"]}, {"text": "Plain fact about #postgres."}])
+def test_importing_again_writes_nothing_whatever_the_tags_and_text_hold(runner, vault_dir: Path, tmp_path: Path,
+                                                                         more: dict[str, Any]):
+    new_vault(vault_dir)
+    f = write_file(tmp_path / "f1.jsonl", {**entry("a", "fact", "Plain fact.", "2026-11-20T10:00:00Z"), **more})
+    assert runner.invoke(cli, ["--vault", str(vault_dir), "import", str(f)]).exit_code == 0
+    before = log_bytes(vault_dir)
+    for _ in range(2):
+        out = runner.invoke(cli, ["--vault", str(vault_dir), "import", str(f), "--json"])
+        assert out.exit_code == 0 and json.loads(out.output)["written"] == []
+    assert log_bytes(vault_dir) == before
+    assert list(Vault.open(vault_dir).timeline.by_id) == ["a"]
+
+
+def test_a_tag_with_a_comma_stays_one_tag(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    am.import_file(Vault.open(vault_dir), write_file(
+        tmp_path / "m.jsonl", entry("a", "fact", "Tastenkürzel.", "2026-11-20T10:00:00Z", tags=["a,b", "Key Bindings"])))
+    assert Vault.open(vault_dir).timeline.by_id["a"].tags == ("fact", "a-b", "key-bindings")
+
+
+def test_the_vaults_own_export_imported_back_writes_nothing_and_no_old_fact_comes_back(
+        runner, vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    v = ["--vault", str(vault_dir)]
+    f1 = write_file(tmp_path / "f1.jsonl", entry("a", "fact", "The API limit is 60/h.", "2026-11-20T10:00:00Z"))
+    f2 = write_file(tmp_path / "f2.jsonl", entry("a", "fact", "The API limit is 5000/h.", "2026-11-21T10:00:00Z"))
+    f3 = write_file(tmp_path / "f3.jsonl", entry("b", "fact", "Gone soon.", "2026-11-21T11:00:00Z"),
+                    {"id": "b", "deleted": True, "created_at": "2026-11-22T10:00:00Z"})
+    for f in (f1, f2, f3):
+        assert runner.invoke(cli, [*v, "import", str(f)]).exit_code == 0
+    assert runner.invoke(cli, [*v, "export", "--format", "agent-memory", "-o", str(tmp_path / "e.jsonl")]).exit_code == 0
+    before = log_bytes(vault_dir)
+    for f in (tmp_path / "e.jsonl", f1):  # the export, and the outdated file imported again
+        out = runner.invoke(cli, [*v, "import", str(f), "--json"])
+        assert out.exit_code == 0 and (json.loads(out.output)["written"], json.loads(out.output)["forgotten"]) == ([], [])
+    assert log_bytes(vault_dir) == before
+    vault = Vault.open(vault_dir)
+    assert [e.content for e in vault.timeline.events if vault.timeline.status(e, vault.now()) == "live"] == [
+        "The API limit is 5000/h."]
+
+
+def test_an_id_a_local_entry_has_from_its_time_is_not_the_same_memory(runner, tmp_path: Path):
+    vx, vy = new_vault(tmp_path / "vX"), new_vault(tmp_path / "vY")
+    log_entry(Vault.open(vx), "Alice's laptop is a ThinkPad X1.", at=datetime(2026, 11, 25, 8, 0, tzinfo=UTC))
+    log_entry(Vault.open(vy), "We ship release 2.0 on Friday.", type="decision", at=datetime(2026, 11, 25, 8, 0, tzinfo=UTC))
+    local = next(iter(Vault.open(vy).timeline.by_id))
+    x = tmp_path / "x.jsonl"
+    assert runner.invoke(cli, ["--vault", str(vx), "export", "--format", "agent-memory", "-o", str(x)]).exit_code == 0
+    assert json.loads(x.read_text().split("\n")[1])["id"] == local  # the same time id in both vaults
+    out = runner.invoke(cli, ["--vault", str(vy), "import", str(x), "--json"])
+    assert out.exit_code == 0 and [w["id"] for w in json.loads(out.output)["written"]] == [f"{local}~2"]
+    vault = Vault.open(vy)
+    tl = vault.timeline
+    assert tl.status(tl.by_id[local], vault.now()) == "live" and f"{local}~2" not in tl.supersedes
+    assert tl.by_id[local].content == "We ship release 2.0 on Friday."
+    before = log_bytes(vy)  # importing it again finds the imported entry
+    assert am.import_file(Vault.open(vy), x).written == [] and log_bytes(vy) == before
+    # a tombstone or a supersedes naming the local entry's id does not touch it either
+    t = write_file(tmp_path / "t.jsonl", entry("n", "fact", "Neu.", "2026-11-26T08:00:00Z", supersedes=local),
+                   {"id": local, "deleted": True, "created_at": "2026-11-26T09:00:00Z"})
+    vault = Vault.open(vy)
+    res = am.import_file(vault, t)
+    vault = Vault.open(vy)
+    assert vault.timeline.status(vault.timeline.by_id[local], vault.now()) == "live"
+    # they name the imported entry (the newest version with an Id: line), never the local one
+    assert vault.timeline.supersedes["n"] == f"{local}~2" and res.forgotten == [f"{local}~2"]
+
+
+@pytest.mark.parametrize(("lines", "line", "words"), [
+    ([entry("A", "fact", "Cycle A.", "2026-11-20T10:00:00Z", supersedes="B"),
+      entry("B", "fact", "Cycle B.", "2026-11-21T10:00:00Z", supersedes="A")], 2, "cycle"),
+    ([entry("S", "fact", "Self.", "2026-11-20T10:00:00Z", supersedes="S")], 2, "supersedes itself"),
+])
+def test_a_supersession_cycle_is_refused_before_anything_is_written(runner, vault_dir: Path, tmp_path: Path,
+                                                                    lines, line, words):
+    new_vault(vault_dir)
+    f = write_file(tmp_path / "cy.jsonl", *lines)
+    out = runner.invoke(cli, ["--vault", str(vault_dir), "import", str(f), "--json"])
+    err = json.loads(out.output)["error"]
+    assert out.exit_code == 1 and err["line"] in (line, line + 1) and words in err["message"]
+    assert err["file"] == str(f) and log_bytes(vault_dir) == {}
+
+
+SCOPED = [entry("A", "fact", "Deploys go through Jenkins.", "2026-11-20T10:00:00Z", scope="project:x"),
+          entry("B", "fact", "Deploys go through GitHub Actions now.", "2026-11-21T10:00:00Z", scope="project:y",
+                supersedes="A"),
+          entry("C", "fact", "Staging lives on box 3.", "2026-11-19T10:00:00Z", scope="project:x"),
+          entry("D", "fact", "Staging lives on box 4.", "2026-11-20T11:00:00Z", scope="project:x", supersedes="C"),
+          entry("E", "fact", "Staging lives on box 5.", "2026-11-21T11:00:00Z", scope="project:y", supersedes="D")]
+
+
+def test_export_scope_keeps_the_vaults_current_view_when_a_superseder_is_out_of_scope(
+        runner, vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    am.import_file(Vault.open(vault_dir), write_file(tmp_path / "sc.jsonl", *SCOPED))
+    out = runner.invoke(cli, ["--vault", str(vault_dir), "export", "--format", "agent-memory", "--scope", "project:x"])
+    assert out.exit_code == 0
+    records = amfile.parse(out.output, "x").records
+    vault = Vault.open(vault_dir)
+    live_x = [e.id for e in vault.timeline.events if vault.timeline.status(e, vault.now()) == "live"
+              and e.scope in (None, "project:x")]
+    assert [e.id for e in amfile.current_view(records, vault.now())] == live_x == []
+    assert [r.id for r in records] == []  # A, C and D are superseded by entries of project:y
+    assert [r.id for r in am.exported(vault, "project:y")] == ["B", "E"]
+
+
+@pytest.mark.parametrize("fmt", ["agent-memory", "memoryblock"])
+def test_export_scope_is_case_insensitive_and_an_empty_one_a_usage_error(runner, vault_dir: Path, tmp_path: Path,
+                                                                          fmt: str):
+    new_vault(vault_dir)
+    am.import_file(Vault.open(vault_dir), write_file(tmp_path / "m.jsonl", entry(
+        "p", "fact", "Atlas uses Postgres.", "2026-11-09T10:00:00Z", scope="project:atlas")))
+    v = ["--vault", str(vault_dir), "export", "--format", fmt]
+    upper, lower = (runner.invoke(cli, [*v, "--scope", s]) for s in ("PROJECT:Atlas", "project:atlas"))
+    assert upper.exit_code == 0 and upper.output.count("Atlas uses Postgres.") == 1
+    assert upper.output.split("\n")[1:] == lower.output.split("\n")[1:]
+    assert runner.invoke(cli, [*v, "--scope", ""]).exit_code == 2
+    assert runner.invoke(cli, ["--vault", str(vault_dir), "context", "--scope", ""]).exit_code == 2
+
+
+def test_a_time_a_dst_change_skips_or_repeats_is_written_with_a_warning(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)  # Europe/Berlin: 2026-03-29 02:00-03:00 does not exist, 2026-10-25 02:00-03:00 twice
+    f = write_file(tmp_path / "tz.jsonl", entry("n1", "fact", "Naive.", "2026-11-20T23:30:00"),
+                   entry("n3", "fact", "DST gap.", "2026-03-29T02:30:00"),
+                   entry("n4", "fact", "Second 02:30.", "2026-10-25T01:30:00Z"))
+    res = am.import_file(Vault.open(vault_dir), f)
+    assert [w.split(":")[1] for w in res.warnings] == ["3", "4"]
+    assert "does not exist" in res.warnings[0] and "03:30" in res.warnings[0]
+    assert "repeats" in res.warnings[1]
+    tl = Vault.open(vault_dir).timeline
+    assert tl.by_id["n1"].timestamp == datetime(2026, 11, 20, 22, 30, tzinfo=UTC)  # naive: the vault's zone
+    assert tl.by_id["n3"].timestamp == datetime(2026, 3, 29, 1, 30, tzinfo=UTC)
+
+
+# -- qa17b: messages, -o, Expires: ------------------------------------------------------------------
+
+@pytest.mark.parametrize("field", ["source", "scope", "tags"])
+def test_a_secret_refusal_names_the_field_not_a_line_of_what_would_be_written(vault_dir: Path, tmp_path: Path,
+                                                                              field: str):
+    new_vault(vault_dir)
+    value: Any = [TOKEN] if field == "tags" else TOKEN
+    f = write_file(tmp_path / "m.jsonl", {**entry("s", "fact", "Harmlos.", "2026-11-10T08:00:00Z"), field: value})
+    with pytest.raises(SecretRefused) as err:
+        am.import_file(Vault.open(vault_dir), f)
+    message = str(err.value)
+    assert f"m.jsonl:2: the {field} looks like" in message and "column" not in message and TOKEN not in message
+    assert message.count("nothing was imported") == 1
+
+
+def test_a_tombstone_whose_id_is_a_token_is_refused_and_never_echoed(runner, vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    f = write_file(tmp_path / "m.jsonl", entry("good1", "fact", "A good first line.", "2026-11-25T10:00:00Z"),
+                   {"id": TOKEN, "deleted": True, "created_at": "2026-11-25T10:00:00Z"})
+    out = runner.invoke(cli, ["--vault", str(vault_dir), "import", str(f), "--json"])
+    err = json.loads(out.output)["error"]
+    assert out.exit_code == 1 and err["code"] == "secret" and err["line"] == 3 and TOKEN not in out.output
+    assert log_bytes(vault_dir) == {}
+
+
+def test_a_supersedes_naming_a_never_live_line_says_so(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    f = write_file(tmp_path / "m.jsonl", entry("old", "fact", "Nie.", "2026-11-02T08:00:00Z",
+                                               expires_at="2026-11-01T08:00:00Z"),
+                   entry("a", "fact", "Neu.", "2026-11-03T08:00:00Z", supersedes="old"))
+    res = am.import_file(Vault.open(vault_dir), f)
+    assert "the file holds but does not import" in res.warnings[0]
+
+
+def test_a_missing_file_names_it_in_the_json_error(runner, vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    out = runner.invoke(cli, ["--vault", str(vault_dir), "import", str(tmp_path / "nope.jsonl"), "--json"])
+    err = json.loads(out.output)["error"]
+    assert out.exit_code == 1 and err["code"] == "not_found" and err["file"] == str(tmp_path / "nope.jsonl")
+
+
+def test_export_dash_is_stdout_and_a_file_the_vault_reads_is_refused(runner, vault_dir: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch):
+    new_vault(vault_dir)
+    am.import_file(Vault.open(vault_dir), write_file(tmp_path / "m.jsonl", SEED))
+    monkeypatch.chdir(tmp_path)
+    v = ["--vault", str(vault_dir), "export", "--format", "agent-memory"]
+    out = runner.invoke(cli, [*v, "-o", "-"])
+    assert out.exit_code == 0 and SEED["text"] in out.output and not (tmp_path / "-").exists()
+    before = log_bytes(vault_dir)
+    for target in (vault_dir / "memory" / "evil.md", vault_dir / "memory" / "x.jsonl", vault_dir / "MEMORY.md"):
+        out = runner.invoke(cli, [*v, "-o", str(target), "--json"])
+        assert out.exit_code == 1 and json.loads(out.output)["error"]["code"] == "refused"
+        assert not target.exists()
+    assert log_bytes(vault_dir) == before and len(Vault.open(vault_dir).timeline.events) == 1
+    out = runner.invoke(cli, [*v, "-o", str(vault_dir / "exports" / "am.jsonl")])  # beside memory/: fine
+    assert out.exit_code == 0 and (vault_dir / "exports" / "am.jsonl").exists()
+
+
+def test_expires_is_written_in_the_vaults_zone_as_the_other_times(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    f = write_file(tmp_path / "m.jsonl", entry("e", "fact", "Gilt bis Juni.", "2026-11-22T10:00:00Z",
+                                               expires_at="2027-06-01T00:00:00Z"))
+    am.import_file(Vault.open(vault_dir), f)
+    assert "Expires: 2027-06-01T02:00:00+02:00" in (vault_dir / "memory" / "2026-11-22.md").read_text()
+    assert Vault.open(vault_dir).timeline.by_id["e"].expires == datetime(2027, 6, 1, tzinfo=UTC)

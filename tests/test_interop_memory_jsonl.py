@@ -226,3 +226,36 @@ def test_cli_dry_run_writes_nothing_and_records_no_recall(runner, vault_dir: Pat
     result = runner.invoke(cli, ["import", str(FIXTURE), "--dry-run"])
     assert result.exit_code == 0 and "would write 18 entries" in result.output
     assert log_bytes(vault_dir) == {} and access.stats(vault_dir) == {}
+
+
+def test_a_duplicate_line_in_the_file_is_said_to_be_one_not_already_in_the_vault(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    first = lines()[0]
+    res = formats.import_file(Vault.open(vault_dir), write(tmp_path / "dup.jsonl", [first, first]), dry_run=True)
+    assert [s["reason"] for s in res["skipped"]] == ["a duplicate of an earlier line in the file"] * len(res["skipped"])
+    assert res["skipped"] and all(s["line"] == 2 for s in res["skipped"])
+
+
+def test_presentations_are_not_memories_of_their_own_in_context_or_the_exports(runner, vault_dir: Path,
+                                                                                tmp_path: Path):
+    new_vault(vault_dir)
+    formats.import_file(Vault.open(vault_dir), FIXTURE)
+    vault = Vault.open(vault_dir)
+    presented = {e.id for e in vault.timeline.events if e.id.rsplit("~p", 1)[-1].isdigit() and "~p" in e.id}
+    assert presented  # the fixture has presentations, written as reconfirming entries (retention reads them)
+    at = ["--vault", str(vault_dir)]
+    for cmd in (["export", "--format", "agent-memory"], ["export", "--format", "memoryblock"]):
+        out = runner.invoke(cli, [*at, *cmd])
+        assert out.exit_code == 0 and "Presented again" not in out.output
+    out = runner.invoke(cli, [*at, "context", "--json", "--budget", "100000"])
+    items = json.loads(out.output)["items"]
+    assert items and not {i["id"] for i in items} & presented
+    assert len(Vault.open(vault_dir).timeline.by_id) > len(presented)  # still in the vault (list, show)
+
+
+def test_a_changed_importance_on_a_re_import_is_said_not_carried(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    first = lines()[0]
+    formats.import_file(Vault.open(vault_dir), write(tmp_path / "a.jsonl", [first]))
+    res = formats.import_file(Vault.open(vault_dir), write(tmp_path / "a.jsonl", [{**first, "importance": 0.95}]))
+    assert "importance 0.95 is not carried" in res["skipped"][0]["reason"] and res["written"] == []

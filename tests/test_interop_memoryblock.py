@@ -272,7 +272,7 @@ def test_last_accessed_is_the_last_recall_memvault_recorded(root):
 
 
 def test_an_empty_scope_is_a_usage_error(root):
-    with pytest.raises(InputError, match="scope: empty"):
+    with pytest.raises(InputError, match="--scope needs a value"):
         export(root, scope=" ")
 
 

@@ -36,9 +36,10 @@ def import_(ctx, file: Path, fmt: str | None, dry_run: bool, as_json: bool) -> N
 # Not a click.Choice: the library's EXPORTERS table is the one list (a format is one line there).
 @click.option("--format", "fmt", required=True, metavar="FORMAT",
               help="The format to write: agent-memory (docs/interop.md) or memoryblock (docs/memoryblock.md).")
-@click.option("--scope", help="Only entries of this scope (global: those without one).")
+@click.option("--scope", help="Only the entries of this scope and the global ones (no scope, or global); "
+                             "case-insensitive.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write to this file (atomically); default: standard output.")
+              help="Write to this file (atomically; not inside the vault's memory/); default or -: standard output.")
 @json_option
 @click.pass_context
 def export(ctx, fmt: str, scope: str | None, output: Path | None, as_json: bool) -> None:
@@ -52,7 +53,7 @@ def export(ctx, fmt: str, scope: str | None, output: Path | None, as_json: bool)
     from memvault.interop.formats import export as run
 
     result = run(open_vault(ctx), fmt, scope, output)
-    if as_json or output is not None:
+    if as_json or result["text"] is None:
         emit(result, as_json, _export_text)
     else:
         click.echo(result["text"], nl=False)
@@ -60,7 +61,8 @@ def export(ctx, fmt: str, scope: str | None, output: Path | None, as_json: bool)
 
 def _import_text(d: dict) -> str:
     verb, forgot = ("would write", "would forget") if d["dry_run"] else ("wrote", "forgot")
-    lines = [f"{d['file']} ({d['format']}): {verb} {len(d['written'])} entries, "
+    n = len(d["written"])
+    lines = [f"{d['file']} ({d['format']}): {verb} {n} {'entry' if n == 1 else 'entries'}, "
              f"skipped {len(d['skipped'])}, {forgot} {len(d['forgotten'])}"]
     lines += [f"  + {w['id']}  {w['type']}  {w['at'][:16]}  {w['file']}" for w in d["written"]]
     lines += [f"  = {s['id']}  {s['reason']}" for s in d["skipped"]]

@@ -14,13 +14,15 @@ from typing import Any
 from memvault.context.choose import fit, item, settle
 from memvault.context.tokens import counter
 from memvault.entries.model import Event
+from memvault.entries.presentations import re_encounter
+from memvault.entries.scopes import in_scope, wanted_scope
 from memvault.errors import InputError
 from memvault.parsed import ParsedVault
 from memvault.search import access
 from memvault.search.hits import Hit
 from memvault.search.index import open_index
 from memvault.search.index.standing import rank_bullets, rank_rows, standing_rows
-from memvault.search.rank import Filter
+from memvault.search.rank import Filter, both
 from memvault.search.textproc import nothing_to_search
 
 DEFAULT_BUDGET = 1000  # tokens: a short block, about what 4,000 characters of English take
@@ -31,13 +33,10 @@ def scope_filter(scope: str | None) -> Filter | None:
     """`--scope S`: entries scoped to S, `global`, or to nothing (an entry without `Scope:` is global)."""
     if scope is None:
         return None
-    want = scope.strip().lower()
-    if not want:
-        raise InputError("--scope needs a value: global, a domain, or project:<name>")
+    want = wanted_scope(scope)
 
     def keep(ev: Event) -> bool:
-        mine = (ev.scope or "global").strip().lower()
-        return mine in ("global", want)
+        return in_scope(ev.scope, want)
 
     return keep
 
@@ -51,7 +50,7 @@ def context(vault: ParsedVault, query: str | None = None, *, scope: str | None =
         raise InputError(empty)
     if budget < 0:
         raise InputError(f"--budget must be 0 or more tokens, got {budget}")
-    keep = scope_filter(scope)
+    keep = both(lambda ev: not re_encounter(ev), scope_filter(scope))  # a presentation is not a memory
     when = at or datetime.now(UTC)
     bullets, hits = _candidates(vault, query, keep, when, backend, refresh)
     count = counter(tokenizer)

@@ -13,6 +13,7 @@ contains enough of its words (`probes`), exact for curate's Dice threshold.
 from __future__ import annotations
 
 import math
+import re
 from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
@@ -27,6 +28,15 @@ from memvault.entries import retention
 from memvault.entries.decay import elapsed_ticks, vault_params
 from memvault.entries.model import Event
 from memvault.entries.similarity import IRREGULAR, Sig, norm, same_fact, signature
+
+PRESENTED_AGAIN = re.compile(r"~p\d+$")  # `<id>~p55`: memvault/interop/memory_jsonl.py writes it
+
+
+def re_encounter(ev: Event) -> bool:
+    """A forgetting-curve presentation an import wrote (`Presented again (tick 55): …`, tagged
+    `presentation`, `Reconfirms:` its memory): a retention input, not a memory of its own, so
+    the exports and `context` leave it out (it stays in the log, `list` and `show`)."""
+    return bool(ev.reconfirms) and "presentation" in ev.tags and PRESENTED_AGAIN.search(ev.id) is not None
 
 
 class Timeline(Protocol):

@@ -9,15 +9,22 @@ the file's current view is the vault's.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
+from memvault.check.secrets.scan import find_secrets
+from memvault.entries.markdown import inline_tags
 from memvault.entries.model import Event
+from memvault.entries.presentations import re_encounter
+from memvault.entries.scopes import in_scope, wanted_scope
+from memvault.errors import SecretRefused
 from memvault.fsio import atomic_write
 from memvault.interop import amfile
 from memvault.interop.amfile import BadFile, Entry, Tombstone
+from memvault.interop.amfile import zulu as zulu_time
 from memvault.interop.writer import Planned, prepare, write
 from memvault.parsed import ParsedVault
 from memvault.write.forget import forget_soft, tombstone
@@ -60,15 +67,22 @@ def to_entry(event: Event, supersedes: str | None) -> Entry:
 
 
 def exported(vault: ParsedVault, scope: str | None = None, at: datetime | None = None) -> list[amfile.Record]:
-    """The vault's typed log entries as records, oldest first; a tombstone follows each forgotten one."""
-    tl, now = vault.timeline, at or vault.now()
+    """The vault's typed log entries as records, oldest first; a tombstone follows each forgotten one.
+    `scope`: the entries of that scope and the global ones (`entries/scopes.py`, as context and the
+    MemoryBlock export), less those the vault holds superseded by an entry the file leaves out."""
+    tl, now, want = vault.timeline, at or vault.now(), wanted_scope(scope)
     typed = [ev for ev in tl.events if ev.kind == "log" and not ev.is_note and ev.timestamp is not None
-             and tl.by_id.get(ev.id) is ev]
-    ids = {ev.id for ev in typed}  # a supersedes naming a note or a bullet names nothing the file holds
+             and tl.by_id.get(ev.id) is ev and in_scope(ev.scope, want) and not re_encounter(ev)]
+    superseded = {ev.id for ev in typed if tl.status(ev, now) == "superseded"}
+    while True:  # dropping an entry may leave what it superseded without a superseder in the file
+        ids = {ev.id for ev in typed}  # a supersedes naming a note or a bullet names nothing the file holds
+        covered = {tl.supersedes[i] for i in ids if tl.supersedes.get(i) in ids}
+        keep = [ev for ev in typed if ev.id not in superseded or ev.id in covered]
+        if len(keep) == len(typed):
+            break
+        typed = keep
     out: list[amfile.Record] = []
     for ev in typed:
-        if scope is not None and (ev.scope or "global") not in (scope, "global"):
-            continue  # as context and the MemoryBlock export: a global memory holds for every scope
         target = tl.supersedes.get(ev.id)
         out.append(to_entry(ev, target if target in ids else None))
         status = tl.status(ev, now)
@@ -95,22 +109,59 @@ def export_file(vault: ParsedVault, scope: str | None, out: Path | None) -> dict
 
 # -- file -> vault ------------------------------------------------------------------------------
 
+def vault_tag(tag: str) -> str:
+    """A file's tag as the vault writes and reads it: one lower-case word. Spaces and commas (the
+    `Tags:` line's separators) inside it become `-`, so `"key bindings"` and `"a,b"` stay one tag."""
+    parts = (p.lstrip("#") for p in re.split(r"[,\s]+", tag.strip().lower()))
+    return "-".join(p for p in parts if p)
+
+
+def entry_tags(e: Entry) -> tuple[str, ...]:
+    """The tags an imported entry has in the vault, the kind first: the file's, normalized, and
+    the inline `#tags` of its text (the vault reads those as tags too)."""
+    tags = (e.kind, *(vault_tag(t) for t in e.tags), *inline_tags(e.text))
+    return tuple(t for t in dict.fromkeys(tags) if t)
+
+
 def normal(e: Entry) -> tuple[Any, ...]:
     """What an import compares to decide whether the vault already holds an entry (its time and
-    `supersedes` aside: the vault's ids for those differ)."""
+    `supersedes` aside: the vault's ids for those differ); the file's side as the vault would read it."""
     return (e.kind, strip_trailing_space(e.text.replace("\r\n", "\n").strip()),
             None if e.scope in (None, "global") else e.scope,
-            tuple(sorted({t.lower().lstrip("#") for t in e.tags} - {e.kind})), e.source,
+            tuple(sorted(set(entry_tags(e)) - {e.kind})), e.source,
             1.0 if e.confidence is None else e.confidence, e.expires_at)
 
 
-def versions(by_id: dict[str, Event], fid: str) -> tuple[str | None, int]:
-    """The newest version of `fid` the vault holds (`fid`, `fid~2`, …) and the next number."""
-    found = fid if fid in by_id else None
+def versions(by_id: dict[str, Event], fid: str) -> tuple[list[str], int]:
+    """The versions of `fid` the vault holds (`fid`, `fid~2`, …), oldest first, and the next number."""
+    found = [fid] if fid in by_id else []
     k = 2
     while f"{fid}{VERSION}{k}" in by_id:
-        found, k = f"{fid}{VERSION}{k}", k + 1
+        found.append(f"{fid}{VERSION}{k}")
+        k += 1
     return found, k
+
+
+def replaceable(by_id: dict[str, Event], fid: str) -> str | None:
+    """The newest version of `fid` an import may supersede or forget: one with an explicit `Id:`
+    line (written by an import, or `log --id`). An id the vault derived from an entry's time
+    (`2026-11-25T09:00`) belongs to a local entry that only shares it by accident."""
+    return next((v for v in reversed(versions(by_id, fid)[0]) if by_id[v].explicit_id), None)
+
+
+def same_in_vault(vault: ParsedVault, e: Entry, dead: bool) -> str | None:
+    """The version of `e.id` the vault holds with `e`'s content, newest first: any version counts
+    (an older line of the vault's own export, an old file imported again), so what a later
+    version replaced never comes back. A version with a `Forgotten:` line counts only when the
+    file's entry is deleted too (written again after its tombstone, it lives again); one that
+    `maintain` forgot counts (the file saying it again is no reason to bring it back)."""
+    by_id = vault.timeline.by_id
+    want = normal(e)
+    for v in reversed(versions(by_id, e.id)[0]):
+        ev = by_id[v]
+        if normal(to_entry(ev, None)) == want and (dead or ev.forgotten is None):
+            return v
+    return None
 
 
 def import_file(vault: ParsedVault, path: Path, *, dry_run: bool = False, name: str | None = None) -> Result:
@@ -132,6 +183,7 @@ def import_records(vault: ParsedVault, mf: amfile.MemoryFile, name: str, *, dry_
     tl = vault.timeline
     by_id = tl.by_id
     res = Result(name, "agent-memory", dry_run)
+    refuse_secret_ids(mf.records, name)
     entries, dead = amfile.latest(mf.records)
     mapped: dict[str, str] = {}  # the file's id -> the vault's id of its newest version
     planned: dict[str, Planned] = {}
@@ -139,20 +191,27 @@ def import_records(vault: ParsedVault, mf: amfile.MemoryFile, name: str, *, dry_
         if e.expires_at is not None and e.expires_at <= e.created_at:
             res.skipped.append({"id": e.id, "line": e.line, "reason": "expires_at is not after created_at: never live"})
             continue
-        have, k = versions(by_id, e.id)
-        # the same entry, unless the vault forgot it and the file wrote it again after its tombstone
-        if have is not None and normal(to_entry(by_id[have], None)) == normal(e) and (
-                by_id[have].forgotten is None or e.id in dead):
-            mapped[e.id] = have
-            res.skipped.append({"id": e.id, "line": e.line, "reason": f"already in the vault as {have}"})
+        same = same_in_vault(vault, e, e.id in dead)
+        if same is not None:
+            mapped[e.id] = same
+            res.skipped.append({"id": e.id, "line": e.line, "reason": f"already in the vault as {same}"})
             continue
-        new_id = e.id if have is None else f"{e.id}{VERSION}{k}"
+        held, k = versions(by_id, e.id)
+        have = replaceable(by_id, e.id)
+        new_id = e.id if not held else f"{e.id}{VERSION}{k}"
         mapped[e.id] = new_id
         planned[e.id] = _planned(e, new_id, have)
+        note = dst_note(e.created_at, vault.config.tz)
+        if note:
+            res.warnings.append(f"{name}:{e.line}: created_at {note}")
         if have is not None:
             res.warnings.append(f"{name}:{e.line}: {e.id} says something else than the vault's {have} (or is "
                                 f"live again after a tombstone); written as {new_id}, which supersedes it")
+        elif held:
+            res.warnings.append(f"{name}:{e.line}: the vault's {held[0]} is a local entry whose id comes from its "
+                                f"time, not the same memory; written as {new_id} beside it")
     _link(planned, entries, mapped, by_id, name, res)
+    refuse_cycles(planned, tl.supersedes, name)
     forgets = _tombstones(vault, planned, dead, mapped, name, res)
     ready = prepare(vault, list(planned.values()), name)
     res.written = [{"id": r.event.id, "type": r.event.type, "at": r.event.timestamp.isoformat()
@@ -166,10 +225,23 @@ def import_records(vault: ParsedVault, mf: amfile.MemoryFile, name: str, *, dry_
     return res
 
 
+def dst_note(at: datetime, tz: tzinfo) -> str | None:
+    """What a daylight-saving change does to `at` in the vault's zone (pure): a time without an
+    offset that the clocks skip (read as the same instant an hour on), or an instant in the hour
+    they repeat (a heading has no offset, so the vault reads it as the first of the two)."""
+    local = at.astimezone(UTC).astimezone(tz)  # through UTC: astimezone to its own zone changes nothing
+    if at.tzinfo is tz and local.replace(tzinfo=None) != at.replace(tzinfo=None):
+        return (f"{at.replace(tzinfo=None).isoformat()} does not exist in {tz} (the clocks skip it); "
+                f"written as {local.replace(tzinfo=None).isoformat()}")
+    if local.fold and local.replace(fold=0).utcoffset() != local.utcoffset():
+        return (f"{zulu_time(at)} falls in the hour {tz} repeats; the vault reads "
+                f"{local.replace(tzinfo=None).isoformat()} as the first of the two, an hour earlier")
+    return None
+
+
 def _planned(e: Entry, new_id: str, previous: str | None) -> Planned:
-    tags = (e.kind, *(t for t in e.tags if t.lower() != e.kind))
     return Planned(id=new_id, type=KIND_TYPES[e.kind], text=e.text, at=e.created_at, line=e.line,
-                   tags=tuple(" ".join(t.split()).replace(" ", "-") for t in tags), source=e.source,
+                   tags=entry_tags(e), source=e.source,
                    scope=None if e.scope in (None, "global") else e.scope, confidence=e.confidence,
                    expires=e.expires_at, supersedes=previous)
 
@@ -181,10 +253,12 @@ def _link(planned: dict[str, Planned], entries: dict[str, Entry], mapped: dict[s
         ref = entries[fid].supersedes
         if not ref or ref == fid:
             continue
-        target = mapped.get(ref) or versions(by_id, ref)[0]
+        target = mapped.get(ref) or replaceable(by_id, ref)
         if target is None:
-            res.warnings.append(f"{name}:{p.line}: {fid} supersedes {ref}, which neither the file nor the vault "
-                                "holds; no Supersedes: line written")
+            held = ("the file holds but does not import (never live)" if ref in entries else
+                    "neither the file nor the vault holds" if ref not in by_id else
+                    "the vault holds only as a local entry whose id comes from its time")
+            res.warnings.append(f"{name}:{p.line}: {fid} supersedes {ref}, which {held}; no Supersedes: line written")
         elif p.supersedes is None:
             planned[fid] = replace(p, supersedes=target)
         elif p.supersedes != target:
@@ -205,15 +279,40 @@ def _tombstones(vault: ParsedVault, planned: dict[str, Planned], dead: dict[str,
             planned[fid] = replace(p, extra=(*p.extra, tombstone(max(when, p.at.astimezone(tz)), None)))
             res.forgotten.append(p.id)
             continue
-        vid = mapped.get(fid) or versions(by_id, fid)[0]
+        vid = mapped.get(fid) or replaceable(by_id, fid)
         if vid is None:
             res.warnings.append(f"{name}:{t.line}: tombstone for {fid}, which neither the file nor the vault holds")
             continue
         event = by_id[vid]
-        if event.forgotten is not None:
+        if event.forgotten is not None or vault.timeline.status(event, vault.now()) == "forgotten":
             res.skipped.append({"id": fid, "line": t.line, "reason": f"{vid} is forgotten already"})
             continue
         when = (t.created_at or vault.now()).astimezone(tz)
         later.append((event, tombstone(when, None)))
         res.forgotten.append(vid)
     return later
+
+
+def refuse_cycles(planned: dict[str, Planned], vault_links: dict[str, str], name: str) -> None:
+    """A `Supersedes:` chain that comes back to where it started (`check`'s MV013, which the
+    pre-commit hook refuses) refuses the import before anything is written, naming the line."""
+    links = dict(vault_links)
+    links.update({p.id: p.supersedes for p in planned.values() if p.supersedes})
+    for p in planned.values():
+        seen, at = {p.id}, links.get(p.id)
+        while at is not None:
+            if at in seen:
+                raise BadFile(name, p.line, f"{p.id} supersedes {p.supersedes}, which leads back to {at}: a "
+                                            "supersession cycle (check's MV013); nothing was imported")
+            seen.add(at)
+            at = links.get(at)
+
+
+def refuse_secret_ids(records: tuple[amfile.Record, ...], name: str) -> None:
+    """A tombstone's id is never written, but messages name it: one that looks like a secret
+    refuses the import as a secret anywhere else would (an entry's id is checked when rendered)."""
+    for rec in records:
+        hits = find_secrets(f"Id: {rec.id}", honour_allow=False) if isinstance(rec, Tombstone) else []
+        if hits:
+            raise SecretRefused(f"{name}:{rec.line}: the tombstone's id {hits[0].message()}; nothing was imported",
+                                file=name, line=rec.line)

@@ -133,6 +133,9 @@ def _record(obj: Any, name: str, n: int, tz: tzinfo) -> Record:
     if confidence is not None and (isinstance(confidence, bool) or not isinstance(confidence, int | float)
                                    or not 0 <= confidence <= 1):
         raise BadFile(name, n, f'"confidence" is a number from 0 to 1, not {confidence!r}')
+    supersedes = _optional(obj.get("supersedes"), "supersedes", name, n)
+    if supersedes == rid:
+        raise BadFile(name, n, f"{rid} supersedes itself; an entry supersedes an earlier one")
     return Entry(
         id=rid, kind=kind, text=_text(obj.get("text"), "text", name, n),
         created_at=_time(obj.get("created_at"), "created_at", name, n, tz),  # type: ignore[arg-type]
@@ -140,7 +143,7 @@ def _record(obj: Any, name: str, n: int, tz: tzinfo) -> Record:
         source=_optional(obj.get("source"), "source", name, n),
         confidence=None if confidence is None else float(confidence),
         expires_at=_time(obj.get("expires_at"), "expires_at", name, n, tz, required=False),
-        supersedes=_optional(obj.get("supersedes"), "supersedes", name, n), line=n,
+        supersedes=supersedes, line=n,
     )
 
 

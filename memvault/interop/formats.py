@@ -8,10 +8,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memvault.errors import InputError, NotFoundError
+from memvault.errors import InputError, NotFoundError, Refused
 from memvault.fsio import atomic_write
 from memvault.interop import agent_memory, amfile, memory_jsonl, memoryblock
 from memvault.interop.amfile import BadFile
+from memvault.layout import LOG_DIR, MEMORY_FILE
 from memvault.parsed import ParsedVault
 
 Importer = Callable[..., agent_memory.Result]  # (vault, path, *, dry_run, name) -> Result
@@ -58,12 +59,29 @@ def import_file(vault: ParsedVault, path: Path, fmt: str | None = None, *, dry_r
     if fmt is not None and fmt not in IMPORTERS:
         raise InputError(f"--format {fmt!r}: import reads {', '.join(IMPORTERS)}")
     if not Path(path).is_file():
-        raise NotFoundError(f"{name}: no such file")
+        raise NotFoundError(f"{name}: no such file", file=name)
     fmt = fmt or sniff(path, name)
     return IMPORTERS[fmt](vault, path, dry_run=dry_run, name=name).to_dict()
 
 
 def export(vault: ParsedVault, fmt: str, scope: str | None = None, out: Path | None = None) -> dict[str, Any]:
+    """The export as text (`out` None or `-`: standard output) or written to `out`, which must not be
+    a file the vault reads (an export in `memory/` would be read back as memory)."""
     if fmt not in EXPORTERS:
         raise InputError(f"--format {fmt!r}: export writes {', '.join(EXPORTERS)}")
+    out = None if out is None or str(out) == "-" else out
+    if out is not None:
+        refuse_vault_file(vault, out)
     return EXPORTERS[fmt](vault, scope, out)
+
+
+def refuse_vault_file(vault: ParsedVault, out: Path) -> None:
+    """Refuse an output path inside the vault's `memory/` folder, or one its selection reads."""
+    root = vault.root.resolve()
+    full = (Path.cwd() / out).resolve()
+    if not full.is_relative_to(root):
+        return
+    rel = full.relative_to(root).as_posix()
+    if rel in (LOG_DIR, MEMORY_FILE) or rel.startswith(f"{LOG_DIR}/") or vault.selection.selects(rel):
+        raise Refused(f"{out}: inside the vault's memory (it would be read back as memory); "
+                      "write the export outside memory/", file=str(out))

@@ -211,8 +211,13 @@ def import_file(vault: ParsedVault, path: Path, *, dry_run: bool = False, name: 
         entries, notes = plan(m, spt, now)
         res.warnings += [f"{name}:{m.line}: {note}" for note in notes]
         for p in entries:
-            if p.id in by_id or p.id in seen:
-                res.skipped.append({"id": p.id, "line": m.line, "reason": "already in the vault"})
+            if p.id in seen:  # the same tick, time, type and summary twice in the file
+                res.skipped.append({"id": p.id, "line": m.line, "reason": "a duplicate of an earlier line in the file"})
+            elif p.id in by_id:
+                changed = p.importance is not None and by_id[p.id].importance != p.importance
+                res.skipped.append({"id": p.id, "line": m.line, "reason": "already in the vault" + (
+                    f" (the file's importance {p.importance:g} is not carried: edit its Importance: line)"
+                    if changed else "")})
             else:
                 planned.append(p)
             seen.add(p.id)

@@ -23,9 +23,11 @@ from typing import Any, Literal, TextIO
 
 from memvault.entries.meta import read_metadata
 from memvault.entries.model import Event
+from memvault.entries.presentations import re_encounter
+from memvault.entries.scopes import in_scope, wanted_scope
 from memvault.entries.stale import sources_superseded
 from memvault.entries.timeline import Status, Timeline
-from memvault.errors import InputError, MemvaultError
+from memvault.errors import MemvaultError
 from memvault.gcpause import no_gc
 from memvault.parsed import ParsedVault
 from memvault.search import access
@@ -96,15 +98,6 @@ def source_id(event: Event) -> str:
     and without one, the entry's place as memvault cites it (`memory/2026-02-21.md#L12-L14`)."""
     src = (event.source or "").strip()
     return src if src and src.lower() not in SPEAKERS else event.location
-
-
-def in_scope(scope: str | None, wanted: str | None) -> bool:
-    """`--scope S` keeps entries scoped S and those that hold everywhere (no scope, or `global`),
-    as agent-memory's `to_prompt(scope=...)` loads them for a task in S. Case-insensitive."""
-    if wanted is None:
-        return True
-    have = (scope or "").strip().lower()
-    return have in ("", "global", wanted.strip().lower())
 
 
 def bullet_in_scope(scope: str | None, cited: Sequence[str | None], wanted: str | None) -> bool:
@@ -216,12 +209,13 @@ def blocks(
     """The vault's entries, notes and MEMORY.md bullets as MemoryBlocks as of `at` (default now;
     a naive time is in the vault's zone), in the timeline's order: live ones (all, with
     `include_all`), in `scope` (`in_scope`). Reads the files and the recall record; writes nothing."""
-    if scope is not None and not scope.strip():
-        raise InputError("scope: empty; give one (global, a domain, project:<name>) or none for every entry")
+    scope = wanted_scope(scope)
     when = _aware(vault, at)
     tl = vault.timeline
     chosen: list[tuple[Event, Status, bool]] = []
     for ev in tl.events:
+        if re_encounter(ev):
+            continue  # a presentation: the memory it presents is the block
         cited = [tl.by_id[i].scope for i in tl.source_ids(ev)] if ev.kind == "curated" else []
         if not bullet_in_scope(ev.scope, cited, scope):
             continue

@@ -6,6 +6,7 @@ rendering, insertion and guard as `memvault log` (memvault/write/log.py).
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -84,9 +85,21 @@ def _refuse_secrets(ready: list[Ready], name: str) -> None:
         r = ready[index]
         try:
             check_written(r.block, where=f"the entry from {name}:{r.planned.line}", file=name)
-        except SecretRefused as exc:
-            raise SecretRefused(f"{name}:{r.planned.line}: {exc}; nothing was imported", file=name,
-                                line=r.planned.line) from None
+        except SecretRefused:
+            raise secret_in(r.block, name, r.planned.line) from None
+
+
+def secret_in(block: str, name: str, line: int) -> SecretRefused:
+    """`log`'s refusal, said of the imported line: the field the secret is in, never its value."""
+    hit = find_secrets(block, honour_allow=False)[0]
+    written = block.split("\n")[hit.line - 1]
+    key = written.partition(": ")[0] if FIELD.match(written) else "text"
+    field = {"Tags": "tags", "Source": "source", "Scope": "scope", "Id": "id"}.get(key, key.lower())
+    return SecretRefused(f"{name}:{line}: the {field} {hit.message()}; nothing was imported. Store where the "
+                         "secret lives instead (\"in the team vault under atlas/prod\")", file=name, line=line)
+
+
+FIELD = re.compile(r"^(Id|Tags|Source|Scope|Supersedes|Reconfirms|Expires|Confidence|Importance): ")
 
 
 def _ready(vault: ParsedVault, p: Planned, name: str, now: datetime, days: dict[str, str]) -> Ready:
@@ -102,7 +115,8 @@ def _ready(vault: ParsedVault, p: Planned, name: str, now: datetime, days: dict[
         event = Event(id=p.id, type=p.type, timestamp=when, content=body, file="", line=0, end_line=0,
                       confidence0=1.0 if p.confidence is None else p.confidence, importance=p.importance,
                       tags=tuple(dict.fromkeys(t.lower().lstrip("#") for t in p.tags if t.strip())),
-                      source=p.source, scope=p.scope, expires=p.expires, supersedes=p.supersedes,
+                      source=p.source, scope=p.scope, supersedes=p.supersedes,
+                      expires=p.expires.astimezone(cfg.tz) if p.expires else None,  # as the other times
                       reconfirms=p.reconfirms, explicit_id=True)
         block = _all_tags(render_entry(event), event)
         if p.extra:  # after the Id: line, so they join the entry's metadata block
