@@ -781,3 +781,76 @@ def test_expires_is_written_in_the_vaults_zone_as_the_other_times(vault_dir: Pat
     am.import_file(Vault.open(vault_dir), f)
     assert "Expires: 2027-06-01T02:00:00+02:00" in (vault_dir / "memory" / "2026-11-22.md").read_text()
     assert Vault.open(vault_dir).timeline.by_id["e"].expires == datetime(2027, 6, 1, tzinfo=UTC)
+
+
+# -- ids the vault holds already (qa17c NEW-2) ---------------------------------------------------
+
+def id_problems(root: Path) -> list[str]:
+    """`check`'s duplicate-id and cycle errors (MV010, MV013), which the pre-commit hook refuses."""
+    return [f"{p.code} {p.message}" for p in Vault.open(root).problems if p.code in ("MV010", "MV013")]
+
+
+def test_a_renamed_entry_never_takes_an_id_the_file_holds_too(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir, "UTC")
+    log_entry(Vault.open(vault_dir), "Lokaler Eintrag um neun.", at=datetime(2026, 11, 25, 9, 0, tzinfo=UTC))
+    t = "2026-11-25T09:00"
+    f = write_file(tmp_path / "f.jsonl", entry(t, "fact", "Foreign one.", "2026-11-25T09:00:00Z"),
+                   entry(f"{t}~2", "fact", "Foreign two.", "2026-11-25T09:00:00Z"))
+    res = am.import_file(Vault.open(vault_dir), f)
+    assert sorted(w["id"] for w in res.written) == [f"{t}~2", f"{t}~3"] and id_problems(vault_dir) == []
+    by_id = Vault.open(vault_dir).timeline.by_id
+    assert (by_id[f"{t}~2"].content, by_id[f"{t}~3"].content) == ("Foreign two.", "Foreign one.")
+    assert by_id[f"{t}~3"].meta["metadata"] == '{"imported_id": "2026-11-25T09:00"}'  # the file's id, kept
+    before = log_bytes(vault_dir)
+    assert am.import_file(Vault.open(vault_dir), f).written == [] and log_bytes(vault_dir) == before
+    # a changed text later supersedes the renamed entry, found by the file's id
+    g = write_file(tmp_path / "g.jsonl", entry(t, "fact", "Foreign one, changed.", "2026-11-26T09:00:00Z"))
+    res = am.import_file(Vault.open(vault_dir), g)
+    tl = Vault.open(vault_dir).timeline
+    assert tl.supersedes[res.written[0]["id"]] == f"{t}~3" and id_problems(vault_dir) == []
+
+
+def test_a_foreign_id_ending_in_a_version_suffix_is_its_own_memory(vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir, "UTC")
+    log_entry(Vault.open(vault_dir), "Lokal.", at=datetime(2026, 11, 25, 9, 0, tzinfo=UTC))
+    t = "2026-11-25T09:00"
+    am.import_file(Vault.open(vault_dir), write_file(tmp_path / "s.jsonl", entry(
+        f"{t}~2", "fact", "Imported earlier.", "2026-11-25T09:00:00Z")))
+    res = am.import_file(Vault.open(vault_dir), write_file(tmp_path / "h.jsonl", entry(
+        t, "fact", "Another foreign.", "2026-11-25T09:00:00Z")))
+    vault = Vault.open(vault_dir)
+    new = res.written[0]["id"]
+    assert new not in (t, f"{t}~2") and new not in vault.timeline.supersedes  # beside, superseding nothing
+    assert [e.content for e in vault.timeline.events if vault.timeline.status(e, vault.now()) == "live"] == [
+        "Lokal.", "Imported earlier.", "Another foreign."] and id_problems(vault_dir) == []
+
+
+def exchange(src: Path, dst: Path, tmp: Path) -> list[dict[str, Any]]:
+    f = tmp / "x.jsonl"
+    f.write_text(am.export_text(Vault.open(src)), encoding="utf-8")
+    return am.import_file(Vault.open(dst), f).written
+
+
+@st.composite
+def two_vaults(draw: st.DrawFn) -> list[tuple[int, int, int, str]]:
+    """Entries as (vault, minute, type index, text): few minutes, so time ids collide often."""
+    texts = st.sampled_from(["Alice's laptop is a ThinkPad X1.", "Wir liefern am Freitag.", "Port 8080.", "Café Ö."])
+    return draw(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 2), st.integers(0, 2), texts), max_size=6))
+
+
+@settings(max_examples=25, deadline=None)
+@given(two_vaults())
+def test_vaults_exchanging_exports_never_write_a_duplicate_id(specs: list[tuple[int, int, int, str]]):
+    types = ("observation", "decision", "belief")
+    with tempfile.TemporaryDirectory() as tmp:
+        roots = [new_vault(Path(tmp) / "vX", "UTC"), new_vault(Path(tmp) / "vY", "UTC")]
+        for which, minute, kind, text in specs:
+            log_entry(Vault.open(roots[which]), text, type=types[kind],
+                      at=datetime(2026, 11, 25, 9, minute, tzinfo=UTC))
+        for src, dst in ((0, 1), (1, 0), (0, 1), (1, 0)):  # vX -> vY -> vX -> vY -> vX
+            exchange(roots[src], roots[dst], Path(tmp))
+            assert id_problems(roots[dst]) == []
+        before = [log_bytes(r) for r in roots]
+        for src, dst in ((0, 1), (1, 0)):  # a second exchange writes nothing
+            assert exchange(roots[src], roots[dst], Path(tmp)) == []
+        assert [log_bytes(r) for r in roots] == before

@@ -9,6 +9,7 @@ the file's current view is the vault's.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, tzinfo
@@ -25,6 +26,7 @@ from memvault.fsio import atomic_write
 from memvault.interop import amfile
 from memvault.interop.amfile import BadFile, Entry, Tombstone
 from memvault.interop.amfile import zulu as zulu_time
+from memvault.interop.ids import ORIGIN_KEY, Ids, index, origin
 from memvault.interop.writer import Planned, prepare, write
 from memvault.parsed import ParsedVault
 from memvault.write.forget import forget_soft, tombstone
@@ -36,7 +38,6 @@ KIND_TYPES = {"preference": "belief", "fact": "belief", "avoid": "belief", "less
 # a vault entry without a kind tag: its kind by its type
 TYPE_KINDS = {"belief": "fact", "decision": "fact", "correction": "fact", "observation": "lesson",
               "procedure": "lesson"}
-VERSION = "~"  # `X~2`: the entry that replaces X when a later import finds X's text changed
 
 
 @dataclass
@@ -132,35 +133,17 @@ def normal(e: Entry) -> tuple[Any, ...]:
             1.0 if e.confidence is None else e.confidence, e.expires_at)
 
 
-def versions(by_id: dict[str, Event], fid: str) -> tuple[list[str], int]:
-    """The versions of `fid` the vault holds (`fid`, `fid~2`, …), oldest first, and the next number."""
-    found = [fid] if fid in by_id else []
-    k = 2
-    while f"{fid}{VERSION}{k}" in by_id:
-        found.append(f"{fid}{VERSION}{k}")
-        k += 1
-    return found, k
-
-
-def replaceable(by_id: dict[str, Event], fid: str) -> str | None:
-    """The newest version of `fid` an import may supersede or forget: one with an explicit `Id:`
-    line (written by an import, or `log --id`). An id the vault derived from an entry's time
-    (`2026-11-25T09:00`) belongs to a local entry that only shares it by accident."""
-    return next((v for v in reversed(versions(by_id, fid)[0]) if by_id[v].explicit_id), None)
-
-
-def same_in_vault(vault: ParsedVault, e: Entry, dead: bool) -> str | None:
-    """The version of `e.id` the vault holds with `e`'s content, newest first: any version counts
-    (an older line of the vault's own export, an old file imported again), so what a later
-    version replaced never comes back. A version with a `Forgotten:` line counts only when the
-    file's entry is deleted too (written again after its tombstone, it lives again); one that
+def same_in_vault(vault: ParsedVault, ids: Ids, e: Entry, dead: bool) -> str | None:
+    """The entry the vault holds with `e`'s content: any version of `e.id` counts (an older line
+    of the vault's own export, an old file imported again), so what a later version replaced never
+    comes back; so does the entry with its id, or one at its time (a local entry's export coming
+    back under the id another vault gave it). A version with a `Forgotten:` line counts only when
+    the file's entry is deleted too (written again after its tombstone, it lives again); one that
     `maintain` forgot counts (the file saying it again is no reason to bring it back)."""
-    by_id = vault.timeline.by_id
     want = normal(e)
-    for v in reversed(versions(by_id, e.id)[0]):
-        ev = by_id[v]
-        if normal(to_entry(ev, None)) == want and (dead or ev.forgotten is None):
-            return v
+    for ev in ids.candidates(e.id, e.created_at):
+        if ev.timestamp is not None and normal(to_entry(ev, None)) == want and (dead or ev.forgotten is None):
+            return ev.id
     return None
 
 
@@ -185,20 +168,22 @@ def import_records(vault: ParsedVault, mf: amfile.MemoryFile, name: str, *, dry_
     res = Result(name, "agent-memory", dry_run)
     refuse_secret_ids(mf.records, name)
     entries, dead = amfile.latest(mf.records)
+    ids = index(by_id, tl.supersedes)
+    also = {r.id for r in mf.records}  # a new id is free in the vault and the file
     mapped: dict[str, str] = {}  # the file's id -> the vault's id of its newest version
     planned: dict[str, Planned] = {}
     for e in sorted(entries.values(), key=lambda e: (e.created_at, e.line)):
         if e.expires_at is not None and e.expires_at <= e.created_at:
             res.skipped.append({"id": e.id, "line": e.line, "reason": "expires_at is not after created_at: never live"})
             continue
-        same = same_in_vault(vault, e, e.id in dead)
+        same = same_in_vault(vault, ids, e, e.id in dead)
         if same is not None:
             mapped[e.id] = same
             res.skipped.append({"id": e.id, "line": e.line, "reason": f"already in the vault as {same}"})
             continue
-        held, k = versions(by_id, e.id)
-        have = replaceable(by_id, e.id)
-        new_id = e.id if not held else f"{e.id}{VERSION}{k}"
+        have = ids.replaceable(e.id)
+        new_id = ids.free(e.id, also - {e.id})
+        ids.taken.add(new_id)
         mapped[e.id] = new_id
         planned[e.id] = _planned(e, new_id, have)
         note = dst_note(e.created_at, vault.config.tz)
@@ -207,12 +192,11 @@ def import_records(vault: ParsedVault, mf: amfile.MemoryFile, name: str, *, dry_
         if have is not None:
             res.warnings.append(f"{name}:{e.line}: {e.id} says something else than the vault's {have} (or is "
                                 f"live again after a tombstone); written as {new_id}, which supersedes it")
-        elif held:
-            res.warnings.append(f"{name}:{e.line}: the vault's {held[0]} is a local entry whose id comes from its "
-                                f"time, not the same memory; written as {new_id} beside it")
-    _link(planned, entries, mapped, by_id, name, res)
+        elif new_id != e.id:
+            res.warnings.append(f"{name}:{e.line}: {taken_by(by_id, e.id)}; written as {new_id} beside it")
+    _link(planned, entries, mapped, ids, name, res)
     refuse_cycles(planned, tl.supersedes, name)
-    forgets = _tombstones(vault, planned, dead, mapped, name, res)
+    forgets = _tombstones(vault, ids, planned, dead, mapped, name, res)
     ready = prepare(vault, list(planned.values()), name)
     res.written = [{"id": r.event.id, "type": r.event.type, "at": r.event.timestamp.isoformat()
                     if r.event.timestamp else None, "file": r.rel, "from_line": r.planned.line} for r in ready]
@@ -239,24 +223,35 @@ def dst_note(at: datetime, tz: tzinfo) -> str | None:
     return None
 
 
+def taken_by(by_id: dict[str, Event], fid: str) -> str:
+    """Why a file's id is not free (pure): who holds it."""
+    ev = by_id.get(fid)
+    if ev is not None and not ev.explicit_id:
+        return f"the vault's {fid} is a local entry whose id comes from its time, not the same memory"
+    if ev is not None:
+        return f"the vault's {fid} is another memory (imported as {origin(ev)})"
+    return f"the file's id {fid} is another entry's in this import or the file"
+
+
 def _planned(e: Entry, new_id: str, previous: str | None) -> Planned:
+    extra = () if new_id == e.id else (f"Metadata: {json.dumps({ORIGIN_KEY: e.id}, ensure_ascii=False)}",)
     return Planned(id=new_id, type=KIND_TYPES[e.kind], text=e.text, at=e.created_at, line=e.line,
                    tags=entry_tags(e), source=e.source,
                    scope=None if e.scope in (None, "global") else e.scope, confidence=e.confidence,
-                   expires=e.expires_at, supersedes=previous)
+                   expires=e.expires_at, supersedes=previous, extra=extra)
 
 
 def _link(planned: dict[str, Planned], entries: dict[str, Entry], mapped: dict[str, str],
-          by_id: dict[str, Event], name: str, res: Result) -> None:
+          ids: Ids, name: str, res: Result) -> None:
     """`supersedes` as the vault's id of the newest version of what it names."""
     for fid, p in list(planned.items()):
         ref = entries[fid].supersedes
         if not ref or ref == fid:
             continue
-        target = mapped.get(ref) or replaceable(by_id, ref)
+        target = mapped.get(ref) or ids.replaceable(ref)
         if target is None:
             held = ("the file holds but does not import (never live)" if ref in entries else
-                    "neither the file nor the vault holds" if ref not in by_id else
+                    "neither the file nor the vault holds" if ref not in ids.by_id else
                     "the vault holds only as a local entry whose id comes from its time")
             res.warnings.append(f"{name}:{p.line}: {fid} supersedes {ref}, which {held}; no Supersedes: line written")
         elif p.supersedes is None:
@@ -266,7 +261,7 @@ def _link(planned: dict[str, Planned], entries: dict[str, Entry], mapped: dict[s
                                 "written (an entry supersedes one other)")
 
 
-def _tombstones(vault: ParsedVault, planned: dict[str, Planned], dead: dict[str, Tombstone],
+def _tombstones(vault: ParsedVault, ids: Ids, planned: dict[str, Planned], dead: dict[str, Tombstone],
                 mapped: dict[str, str], name: str, res: Result) -> list[tuple[Event, str]]:
     """Tombstones of entries this import writes join their metadata; those of entries the vault
     holds already become a `Forgotten:` line added to them (the forget edit memorywire uses)."""
@@ -279,7 +274,7 @@ def _tombstones(vault: ParsedVault, planned: dict[str, Planned], dead: dict[str,
             planned[fid] = replace(p, extra=(*p.extra, tombstone(max(when, p.at.astimezone(tz)), None)))
             res.forgotten.append(p.id)
             continue
-        vid = mapped.get(fid) or replaceable(by_id, fid)
+        vid = mapped.get(fid) or ids.replaceable(fid)
         if vid is None:
             res.warnings.append(f"{name}:{t.line}: tombstone for {fid}, which neither the file nor the vault holds")
             continue
