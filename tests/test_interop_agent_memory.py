@@ -726,7 +726,8 @@ def test_a_secret_refusal_names_the_field_not_a_line_of_what_would_be_written(va
     with pytest.raises(SecretRefused) as err:
         am.import_file(Vault.open(vault_dir), f)
     message = str(err.value)
-    assert f"m.jsonl:2: the {field} looks like" in message and "column" not in message and TOKEN not in message
+    noun = "a tag" if field == "tags" else f"the {field}"  # "the tags looks like" (qa17c NEW-3)
+    assert f"m.jsonl:2: {noun} looks like" in message and "column" not in message and TOKEN not in message
     assert message.count("nothing was imported") == 1
 
 
@@ -854,3 +855,25 @@ def test_vaults_exchanging_exports_never_write_a_duplicate_id(specs: list[tuple[
         for src, dst in ((0, 1), (1, 0)):  # a second exchange writes nothing
             assert exchange(roots[src], roots[dst], Path(tmp)) == []
         assert [log_bytes(r) for r in roots] == before
+
+
+def test_export_and_secret_messages_say_one_thing_in_the_singular(runner, vault_dir: Path, tmp_path: Path):
+    new_vault(vault_dir)
+    am.import_file(Vault.open(vault_dir), write_file(tmp_path / "m.jsonl", SEED,
+                                                     {"id": SEED["id"], "deleted": True, "created_at": "2026-11-10T08:00:00Z"}))
+    out = runner.invoke(cli, ["export", "--format", "agent-memory", "-o", str(tmp_path / "e.jsonl")])
+    assert out.exit_code == 0 and "e.jsonl: 1 entry, 1 tombstone (agent-memory)" in out.output
+    out = runner.invoke(cli, ["export", "--format", "memoryblock", "-o", str(tmp_path / "b.jsonl")])
+    assert out.exit_code == 0 and "entries" not in out.output and " 0 blocks" in out.output  # forgotten: none live
+
+
+def test_a_plain_observation_comes_back_to_its_vault_as_itself(vault_dir: Path, tmp_path: Path):
+    """The documented round trip: an untagged Observation exports as a `lesson`; another vault
+    writes it with `Tags: lesson`, and its export imported back writes nothing."""
+    vx, vy = new_vault(tmp_path / "vX"), new_vault(tmp_path / "vY")
+    log_entry(Vault.open(vx), "Der Drucker im 2. Stock braucht Papier.", at=datetime(2026, 11, 25, 8, 0, tzinfo=UTC))
+    exchange(vx, vy, tmp_path)
+    ev = next(iter(Vault.open(vy).timeline.by_id.values()))
+    assert (ev.type, ev.tags) == ("observation", ("lesson",))
+    before = log_bytes(vx)
+    assert exchange(vy, vx, tmp_path) == [] and log_bytes(vx) == before

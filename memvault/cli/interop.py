@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from memvault.cli._common import cli, emit, json_option, open_vault
+from memvault.write.adopt_report import plural
 
 IMPORT_FORMATS = ("agent-memory", "memory-jsonl")
 
@@ -73,5 +74,5 @@ def _import_text(d: dict) -> str:
 
 def _export_text(d: dict) -> str:
     if d["format"] == "memoryblock":
-        return f"{d['file']}: {d['blocks']} blocks ({d['format']})"
-    return f"{d['file']}: {d['entries']} entries, {d['tombstones']} tombstones ({d['format']})"
+        return f"{d['file']}: {plural(d['blocks'], 'block')} ({d['format']})"
+    return f"{d['file']}: {plural(d['entries'], 'entry')}, {plural(d['tombstones'], 'tombstone')} ({d['format']})"

@@ -94,8 +94,8 @@ def secret_in(block: str, name: str, line: int) -> SecretRefused:
     hit = find_secrets(block, honour_allow=False)[0]
     written = block.split("\n")[hit.line - 1]
     key = written.partition(": ")[0] if FIELD.match(written) else "text"
-    field = {"Tags": "tags", "Source": "source", "Scope": "scope", "Id": "id"}.get(key, key.lower())
-    return SecretRefused(f"{name}:{line}: the {field} {hit.message()}; nothing was imported. Store where the "
+    field = {"Tags": "a tag"}.get(key, f"the {key.lower()}")  # "looks like" needs a singular subject
+    return SecretRefused(f"{name}:{line}: {field} {hit.message()}; nothing was imported. Store where the "
                          "secret lives instead (\"in the team vault under atlas/prod\")", file=name, line=line)
 
 
