@@ -6,6 +6,8 @@ For each fact, in order:
 - **trivial**: importance below `MIN_IMPORTANCE` (the protocol's "greeting or filler"): skipped;
 - **known**: an entry with the same `Source:` (transcript and turn) already says it: this
   transcript was ingested before, nothing to do;
+- **supersede** (an edited turn): a live entry of the same `Source:` that no fact of this reading
+  says, about the same thing: the transcript was edited since, the newest reading of a turn wins;
 - **supersede**: a correction whose earlier statement is found (in this transcript, or a live
   entry of the vault): a `Correction` that `Supersedes:` it;
 - **reconfirm**: a live entry of the vault already says it (`same_fact`, curate's "said again"):
@@ -54,10 +56,13 @@ class Step:
     why: str = ""
     written: str | None = None  # the id of the entry written for it
     meta: dict[str, str] = field(default_factory=dict)
+    revises: bool = False  # supersedes what an earlier reading of its (edited) turn wrote
 
     @property
     def type(self) -> str:
-        return "correction" if self.action == "supersede" else TYPES.get(self.fact.kind, "observation")
+        if self.action == "supersede" and (not self.revises or self.fact.kind == "correction"):
+            return "correction"
+        return TYPES.get(self.fact.kind, "observation")
 
     @property
     def tags(self) -> tuple[str, ...]:
@@ -73,13 +78,52 @@ def plan(vault: ParsedVault, facts: list[Fact], source_id: str, when: datetime, 
             by_source[ev.source].append(ev)
     live = [e for e in tl.live() if not e.is_note and e.kind == "log" and e.timestamp is not None and e.timestamp <= when]
     corpus = Corpus(sorted(live, key=lambda e: e.timestamp or when))
+    sources = [f"{source_id}#turn-{fact.turn}" if fact.turn else source_id for fact in facts]
+    earlier = Readings(by_source, {e.id for e in tl.live()}, tl.by_id, threshold)
+    for fact, source in zip(facts, sources, strict=True):
+        earlier.claim(fact, source)
     steps: list[Step] = []
-    for fact in facts:
-        source = f"{source_id}#turn-{fact.turn}" if fact.turn else source_id
+    for fact, source in zip(facts, sources, strict=True):
         step = Step(fact, "new", source, fact.content, meta=_meta(fact, extractor))
-        _decide(step, steps, by_source, corpus, threshold)
+        _decide(step, steps, earlier, corpus, threshold)
         steps.append(step)
     return steps
+
+
+class Readings:
+    """What earlier ingests of this transcript wrote, by `Source:` (transcript and turn). A turn
+    whose live entry no fact of this reading says was edited since: a fact of that turn about the
+    same thing replaces it (docs/ingest.md, "Ingesting an edited transcript")."""
+
+    def __init__(self, by_source: dict[str, list[Event]], live: set[str], by_id: dict[str, Event], threshold: float):
+        self.by_source, self.live, self.by_id, self.threshold = by_source, live, by_id, threshold
+        self.claimed: set[str] = set()
+
+    def own(self, fact: Fact, source: str) -> Event | None:
+        """The entry an earlier ingest wrote for this fact, a live one first."""
+        mine = [e for e in self.by_source.get(source, ()) if _ingested(e, fact, self.threshold)]
+        return next((e for e in mine if e.id in self.live), mine[0] if mine else None)
+
+    def claim(self, fact: Fact, source: str) -> None:
+        if (ev := self.own(fact, source)) is not None and ev.id in self.live:
+            self.claimed.add(ev.id)
+
+    def replaced(self, fact: Fact, source: str) -> Event | None:
+        """The live entry of the fact's turn that this reading no longer says and that is about
+        the same thing (shares enough words, or begins as the correction's subject); taken once."""
+        mine = signature(fact.content)
+        best: tuple[float, str] | None = None
+        for ev in self.by_source.get(source, ()):
+            if ev.id not in self.live or ev.id in self.claimed or ev.is_note or ev.kind != "log":
+                continue
+            about = fact.about is not None and ev.content.lower().startswith(fact.about)
+            score = 1.0 if about else similarity(mine, signature(ev.content), guard=False)
+            if score >= CORRECTS_SIMILARITY and (best is None or score > best[0]):
+                best = (score, ev.id)
+        if best is None:
+            return None
+        self.claimed.add(best[1])
+        return self.by_id[best[1]]
 
 
 def said_again(steps: list[Step], again: list[tuple[Fact, int]], source_id: str) -> list[Step]:
@@ -101,7 +145,7 @@ def _meta(fact: Fact, extractor: str) -> dict[str, str]:
     return {"metadata": json.dumps(data, ensure_ascii=False)}
 
 
-def _decide(step: Step, steps: list[Step], by_source: dict[str, list[Event]], corpus: Corpus, threshold: float) -> None:
+def _decide(step: Step, steps: list[Step], earlier: Readings, corpus: Corpus, threshold: float) -> None:
     fact = step.fact
     if find_secrets(fact.content, honour_allow=False):
         step.action, step.why = "secret", "looks like a secret; never written"
@@ -119,7 +163,14 @@ def _decide(step: Step, steps: list[Step], by_source: dict[str, list[Event]], co
         return
     # Before looking for what a correction corrects: once ingested, its target is superseded and
     # the entry it wrote holds the new value, so a second run would find another target or none.
-    known = next((e for e in by_source.get(step.source, ()) if _ingested(e, fact, threshold)), None)
+    # An edited turn is looked at first too: its new value must replace the old one, not correct
+    # some other entry and leave two live values from one turn.
+    known = earlier.own(fact, step.source)
+    if known is None or known.id not in earlier.live:
+        old = earlier.replaced(fact, step.source)
+        if old is not None:
+            _revise(step, old, earlier.by_id)
+            return
     if known is not None:
         step.action, step.written, step.why = "known", known.id, f"already ingested as {known.id}"
         return
@@ -130,6 +181,22 @@ def _decide(step: Step, steps: list[Step], by_source: dict[str, list[Event]], co
     same = corpus.said(signature(step.content), threshold)
     if same is not None:
         step.action, step.target, step.why = "reconfirm", same.id, f"the vault already says it ({same.id})"
+
+
+def _revise(step: Step, old: Event, by_id: dict[str, Event]) -> None:
+    """The fact of an edited turn replaces what the turn said before. A correction is put in the
+    words of the statement its earlier reading superseded ("budget is 5000 euros", not "5000,
+    not 3000"), as on its first ingest."""
+    fact = step.fact
+    first = by_id.get(old.supersedes) if old.supersedes else None
+    seen = {old.id}
+    while first is not None and first.source == old.source and first.supersedes and first.id not in seen:
+        seen.add(first.id)  # an earlier reading of the same turn: back to the statement it corrected
+        first = by_id.get(first.supersedes)
+    if first is not None and (fact.kind == "correction" or fact.corrects):
+        step.content = _substituted(first.content, fact)
+    step.action, step.target, step.revises = "supersede", old.id, True
+    step.why = f"the transcript was edited: replaces {old.id}, which turn {fact.turn} said before"
 
 
 def _says(a: str, b: str, threshold: float) -> bool:
