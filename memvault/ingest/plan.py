@@ -79,7 +79,7 @@ def plan(vault: ParsedVault, facts: list[Fact], source_id: str, when: datetime, 
     live = [e for e in tl.live() if not e.is_note and e.kind == "log" and e.timestamp is not None and e.timestamp <= when]
     corpus = Corpus(sorted(live, key=lambda e: e.timestamp or when))
     sources = [f"{source_id}#turn-{fact.turn}" if fact.turn else source_id for fact in facts]
-    earlier = Readings(by_source, {e.id for e in tl.live()}, tl.by_id, threshold)
+    earlier = Readings(by_source, {e.id for e in tl.live()}, tl.by_id, threshold, tl.superseded_by)
     for fact, source in zip(facts, sources, strict=True):
         earlier.claim(fact, source)
     steps: list[Step] = []
@@ -95,9 +95,34 @@ class Readings:
     whose live entry no fact of this reading says was edited since: a fact of that turn about the
     same thing replaces it (docs/ingest.md, "Ingesting an edited transcript")."""
 
-    def __init__(self, by_source: dict[str, list[Event]], live: set[str], by_id: dict[str, Event], threshold: float):
+    def __init__(self, by_source: dict[str, list[Event]], live: set[str], by_id: dict[str, Event], threshold: float,
+                 superseded_by: dict[str, list[str]]):
         self.by_source, self.live, self.by_id, self.threshold = by_source, live, by_id, threshold
+        self.superseded_by = superseded_by
         self.claimed: set[str] = set()
+        self._revised: list[tuple[Event, Event]] | None = None
+
+    def revised(self) -> list[tuple[Event, Event]]:
+        """Each statement an edit of its transcript replaced (by an entry of the same `Source:`,
+        of any transcript), with the live entry that now says it: a correction of the old value
+        corrects what the edited turn says now."""
+        if self._revised is None:
+            self._revised = []
+            for old_id in self.superseded_by:
+                ev = self.by_id.get(old_id)
+                if ev is None or not ev.source or ev.id in self.live:
+                    continue
+                head, seen = ev, {ev.id}
+                while head.id not in self.live:
+                    nxt = [n for n in self.superseded_by.get(head.id, ()) if n in self.by_id
+                           and self.by_id[n].source == head.source and n not in seen]
+                    if len(nxt) != 1:
+                        break
+                    head = self.by_id[nxt[0]]
+                    seen.add(head.id)
+                if head.id in self.live and head is not ev:
+                    self._revised.append((ev, head))
+        return self._revised
 
     def own(self, fact: Fact, source: str) -> Event | None:
         """The entry an earlier ingest wrote for this fact, a live one first."""
@@ -175,7 +200,7 @@ def _decide(step: Step, steps: list[Step], earlier: Readings, corpus: Corpus, th
         step.action, step.written, step.why = "known", known.id, f"already ingested as {known.id}"
         return
     if fact.kind == "correction" or fact.corrects:
-        _correct(step, steps, corpus)
+        _correct(step, steps, corpus, earlier)
     if step.action == "supersede":
         return
     same = corpus.said(signature(step.content), threshold)
@@ -188,15 +213,22 @@ def _revise(step: Step, old: Event, by_id: dict[str, Event]) -> None:
     words of the statement its earlier reading superseded ("budget is 5000 euros", not "5000,
     not 3000"), as on its first ingest."""
     fact = step.fact
-    first = by_id.get(old.supersedes) if old.supersedes else None
-    seen = {old.id}
-    while first is not None and first.source == old.source and first.supersedes and first.id not in seen:
-        seen.add(first.id)  # an earlier reading of the same turn: back to the statement it corrected
-        first = by_id.get(first.supersedes)
+    root = _readings(old, by_id)[-1]  # the turn's first reading: what the correction first corrected
+    first = by_id.get(root.supersedes) if root.supersedes else None
     if first is not None and (fact.kind == "correction" or fact.corrects):
-        step.content = _substituted(first.content, fact)
+        # that statement, or (its own transcript edited since) an earlier reading of it naming the old value
+        said = (_substituted(ev.content, fact) for ev in _readings(first, by_id))
+        step.content = next((c for c in said if c != fact.content), fact.content)
     step.action, step.target, step.revises = "supersede", old.id, True
     step.why = f"the transcript was edited: replaces {old.id}, which turn {fact.turn} said before"
+
+
+def _readings(ev: Event, by_id: dict[str, Event]) -> list[Event]:
+    """`ev` and the entries of the same `Source:` it replaced, back to the first reading."""
+    out = [ev]
+    while (prev := by_id.get(out[-1].supersedes or "")) is not None and prev.source == ev.source and prev not in out:
+        out.append(prev)
+    return out
 
 
 def _says(a: str, b: str, threshold: float) -> bool:
@@ -268,7 +300,7 @@ class Corpus:
         return None
 
 
-def _correct(step: Step, steps: list[Step], corpus: Corpus) -> None:
+def _correct(step: Step, steps: list[Step], corpus: Corpus, readings: Readings) -> None:
     """Find what the correction corrects: an earlier fact of this transcript (the best, the latest
     of equals), else the one live entry of the vault that fits clearly; never a guess between two."""
     fact = step.fact
@@ -307,6 +339,13 @@ def _correct(step: Step, steps: list[Step], corpus: Corpus) -> None:
         ev = corpus.live[found[0][1]]
         step.action, step.target, step.content = "supersede", ev.id, _substituted(ev.content, fact)
         step.why = f"corrects {ev.id}"
+        return
+    was = sorted(((fits(old_ev.content), n) for n, (old_ev, _) in enumerate(readings.revised())), reverse=True)
+    was = [(score, n) for score, n in was if score > 0]
+    if len(was) == 1 or (was and was[0][0] >= CLEAR_FIT > was[1][0]):
+        stated, now = readings.revised()[was[0][1]]  # "4500, not 3000", and the turn that said 3000 says 3500 now
+        step.action, step.target, step.content = "supersede", now.id, _substituted(stated.content, fact)
+        step.why = f"corrects {now.id} (its transcript was edited: it said {stated.id} before)"
 
 
 def _dice(a: Sig, b: Sig) -> float:
