@@ -410,3 +410,19 @@ def test_a_turn_edited_to_say_something_else_entirely_is_a_new_fact(vault_dir, r
     report = json.loads(ingest(runner, str(trip), "--at", AT, "--json").output)
     assert [f["action"] for f in report["facts"] if f["source"] == "edited_trip.json#turn-5"] == ["new"]
     assert {"The user prefers window seats on flights.", "The user hates early morning flights."} <= set(live(vault_dir))
+
+
+def test_turns_shifted_by_an_inserted_turn_supersede_nothing(vault_dir, runner, tmp_path):
+    make_vault(vault_dir)
+    first = tmp_path / "a" / "plan.txt"
+    first.parent.mkdir()
+    first.write_text("USER: My flight is on Friday morning.\n\nUSER: My flight is at 10:40 in the morning.\n\n"
+                     "USER: My flight gate is B12.\n")
+    assert ingest(runner, str(first), "--at", AT).exit_code == 0
+    before = sorted(live(vault_dir))
+    second = tmp_path / "b" / "plan.txt"
+    second.parent.mkdir()
+    second.write_text("USER: Hello again!\n\n" + first.read_text())  # every turn one number on
+    report = json.loads(ingest(runner, str(second), "--at", AT, "--json").output)
+    assert report["counts"] == {"reconfirm": 3}
+    assert set(before) <= set(live(vault_dir))  # each turn's fact is said again, none replaced

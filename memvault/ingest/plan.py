@@ -100,6 +100,7 @@ class Readings:
         self.by_source, self.live, self.by_id, self.threshold = by_source, live, by_id, threshold
         self.superseded_by = superseded_by
         self.claimed: set[str] = set()
+        self.sigs = {e.id: (e, signature(e.content)) for evs in by_source.values() for e in evs}
         self._revised: list[tuple[Event, Event]] | None = None
 
     def revised(self) -> list[tuple[Event, Event]]:
@@ -130,12 +131,22 @@ class Readings:
         return next((e for e in mine if e.id in self.live), mine[0] if mine else None)
 
     def claim(self, fact: Fact, source: str) -> None:
+        """The entries this reading still says: the fact's own, and any of another turn that says it
+        (a turn inserted before it moved it), which a fact of its old turn must not replace."""
         if (ev := self.own(fact, source)) is not None and ev.id in self.live:
             self.claimed.add(ev.id)
+        self.claimed.update(e.id for e in self.moved(fact, source) if e.id in self.live)
+
+    def moved(self, fact: Fact, source: str) -> list[Event]:
+        """The entries of another turn of this transcript that say the fact."""
+        mine = signature(fact.content)
+        return [e for e, sig in self.sigs.values() if e.source != source and same_fact(mine, sig, self.threshold)]
 
     def replaced(self, fact: Fact, source: str) -> Event | None:
         """The live entry of the fact's turn that this reading no longer says and that is about
         the same thing (shares enough words, or begins as the correction's subject); taken once."""
+        if self.moved(fact, source):
+            return None  # said at another turn before: its turn moved, it was not edited
         mine = signature(fact.content)
         best: tuple[float, str] | None = None
         for ev in self.by_source.get(source, ()):
