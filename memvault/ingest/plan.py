@@ -101,6 +101,11 @@ class Readings:
         self.superseded_by = superseded_by
         self.claimed: set[str] = set()
         self.sigs = {e.id: (e, signature(e.content)) for evs in by_source.values() for e in evs}
+        self.words: dict[str, list[str]] = defaultdict(list)  # word -> entries: same_fact needs a shared one
+        for eid, (_, sig) in self.sigs.items():
+            for word in sig.tokens:
+                self.words[word].append(eid)
+        self._moved: dict[tuple[str, str], list[Event]] = {}
         self._revised: list[tuple[Event, Event]] | None = None
 
     def revised(self) -> list[tuple[Event, Event]]:
@@ -139,8 +144,13 @@ class Readings:
 
     def moved(self, fact: Fact, source: str) -> list[Event]:
         """The entries of another turn of this transcript that say the fact."""
-        mine = signature(fact.content)
-        return [e for e, sig in self.sigs.values() if e.source != source and same_fact(mine, sig, self.threshold)]
+        key = (fact.content, source)
+        if key not in self._moved:
+            mine = signature(fact.content)
+            near = dict.fromkeys(eid for word in mine.tokens for eid in self.words.get(word, ()))
+            self._moved[key] = [e for e, sig in map(self.sigs.__getitem__, near)
+                                if e.source != source and same_fact(mine, sig, self.threshold)]
+        return self._moved[key]
 
     def replaced(self, fact: Fact, source: str) -> Event | None:
         """The live entry of the fact's turn that this reading no longer says and that is about
