@@ -426,3 +426,17 @@ def test_turns_shifted_by_an_inserted_turn_supersede_nothing(vault_dir, runner, 
     report = json.loads(ingest(runner, str(second), "--at", AT, "--json").output)
     assert report["counts"] == {"reconfirm": 3}
     assert set(before) <= set(live(vault_dir))  # each turn's fact is said again, none replaced
+
+
+def test_an_edited_turn_whose_old_value_a_later_correction_replaced_writes_nothing(vault_dir, runner, tmp_path):
+    make_vault(vault_dir)
+    assert ingest(runner, str(HERE / "edited_trip.json"), "--at", AT).exit_code == 0
+    assert ingest(runner, str(HERE / "edited_fix.txt"), "--at", AT).exit_code == 0  # 4500, not 3000
+    trip = edited(tmp_path, "edited_trip.json", "My budget is 3000 euros", "My budget is 3500 euros")
+    before = snapshot(vault_dir)
+    for _ in range(2):
+        report = json.loads(ingest(runner, str(trip), "--at", AT, "--json").output)
+        step = next(f for f in report["facts"] if "budget" in f["content"])
+        assert step["action"] == "overtaken" and "superseded by" in step["why"] and step["target"]
+        assert report["entries"] == [] and snapshot(vault_dir) == before
+    assert budgets(vault_dir) == ["The user's budget is 4500 euros."]

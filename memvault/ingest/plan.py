@@ -8,6 +8,8 @@ For each fact, in order:
   transcript was ingested before, nothing to do;
 - **supersede** (an edited turn): a live entry of the same `Source:` that no fact of this reading
   says, about the same thing: the transcript was edited since, the newest reading of a turn wins;
+- **overtaken** (an edited turn): what the turn said before was since superseded by an entry of
+  another source: that later statement holds, nothing is written;
 - **supersede**: a correction whose earlier statement is found (in this transcript, or a live
   entry of the vault): a `Correction` that `Supersedes:` it;
 - **reconfirm**: a live entry of the vault already says it (`same_fact`, curate's "said again"):
@@ -39,7 +41,8 @@ from memvault.write.guard import check_entry_text
 MIN_IMPORTANCE = 0.1
 CORRECTS_SIMILARITY = 0.34  # a correction without "not Y": the earlier statement must share this much
 CLEAR_FIT = 0.5  # of several vault entries a correction may mean, one fits this well and no other does
-Action = Literal["new", "reconfirm", "supersede", "known", "secret", "trivial", "unwritable", "said again"]
+Action = Literal["new", "reconfirm", "supersede", "known", "overtaken", "secret", "trivial", "unwritable",
+                 "said again"]
 WRITES = ("new", "reconfirm", "supersede")
 TYPES = {"decision": "decision"}
 TAGS = {"id": "ids"}
@@ -155,21 +158,31 @@ class Readings:
     def replaced(self, fact: Fact, source: str) -> Event | None:
         """The live entry of the fact's turn that this reading no longer says and that is about
         the same thing (shares enough words, or begins as the correction's subject); taken once."""
+        ev = self._about(fact, source, live=True)
+        if ev is not None:
+            self.claimed.add(ev.id)
+        return ev
+
+    def overtaken(self, fact: Fact, source: str) -> Event | None:
+        """The entry of another source that superseded what the fact's turn said about the same
+        thing before the edit: that later statement holds."""
+        ev = self._about(fact, source, live=False)
+        later = [self.by_id[n] for n in self.superseded_by.get(ev.id, ()) if n in self.by_id] if ev else []
+        return next((n for n in later if n.source != source), None)
+
+    def _about(self, fact: Fact, source: str, live: bool) -> Event | None:
         if self.moved(fact, source):
             return None  # said at another turn before: its turn moved, it was not edited
         mine = signature(fact.content)
         best: tuple[float, str] | None = None
         for ev in self.by_source.get(source, ()):
-            if ev.id not in self.live or ev.id in self.claimed or ev.is_note or ev.kind != "log":
+            if (ev.id in self.live) != live or ev.id in self.claimed or ev.is_note or ev.kind != "log":
                 continue
             about = fact.about is not None and ev.content.lower().startswith(fact.about)
             score = 1.0 if about else similarity(mine, signature(ev.content), guard=False)
             if score >= CORRECTS_SIMILARITY and (best is None or score > best[0]):
                 best = (score, ev.id)
-        if best is None:
-            return None
-        self.claimed.add(best[1])
-        return self.by_id[best[1]]
+        return None if best is None else self.by_id[best[1]]
 
 
 def said_again(steps: list[Step], again: list[tuple[Fact, int]], source_id: str) -> list[Step]:
@@ -219,6 +232,11 @@ def _decide(step: Step, steps: list[Step], earlier: Readings, corpus: Corpus, th
             return
     if known is not None:
         step.action, step.written, step.why = "known", known.id, f"already ingested as {known.id}"
+        return
+    later = earlier.overtaken(fact, step.source)
+    if later is not None:
+        step.action, step.target = "overtaken", later.id
+        step.why = f"the transcript was edited, but what turn {fact.turn} said before was since superseded by {later.id}"
         return
     if fact.kind == "correction" or fact.corrects:
         _correct(step, steps, corpus, earlier)
