@@ -317,3 +317,126 @@ def test_the_ingest_example_in_the_docs_is_current():
     doc = Path(__file__).parent.parent / "docs" / "ingest.md"
     assert "USER: Hey, can you check the status of my order" in doc.read_text(encoding="utf-8")  # the input shown
     assert Cog().main(["cog", "--check", str(doc)]) == 0, "docs/ingest.md is stale: run `cog -r docs/ingest.md`"
+
+
+# ------------------------------------------------------------------ qa17c NEW-1: an edited transcript
+
+
+def edited(tmp_path: Path, fixture: str, old: str, new: str, name: str | None = None) -> Path:
+    """The fixture as the user edited it: `old` replaced by `new`, saved under the same name."""
+    text = (HERE / fixture).read_text()
+    assert old in text
+    path = tmp_path / (name or fixture)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text.replace(old, new))
+    return path
+
+
+def budgets(root: Path) -> list[str]:
+    return sorted(c for c in live(root) if "budget" in c.lower())
+
+
+def test_a_turn_edited_to_another_value_supersedes_what_the_turn_wrote_before(vault_dir, runner, tmp_path):
+    make_vault(vault_dir)
+    trip = edited(tmp_path, "edited_trip.json", "3000 euros", "3000 euros", name="a/trip.json")
+    assert ingest(runner, str(trip), "--at", AT).exit_code == 0
+    trip = edited(tmp_path, "edited_trip.json", "My budget is 3000 euros", "My budget is 3500 euros", name="b/trip.json")
+    report = json.loads(ingest(runner, str(trip), "--at", AT, "--json").output)
+    step = next(f for f in report["facts"] if "budget" in (f["content"] or ""))
+    assert step["action"] == "supersede" and step["source"] == "trip.json#turn-3"
+    assert step["content"] == "The user's budget is 3500 euros." and "edited" in step["why"]
+    assert report["counts"]["supersede"] == 1 and "new" not in report["counts"]  # the flight, seats, hotel: known
+    assert budgets(vault_dir) == ["The user's budget is 3500 euros."]
+    assert "The user's flight is on Friday." in live(vault_dir)
+    before = snapshot(vault_dir)
+    again = json.loads(ingest(runner, str(trip), "--json").output)
+    assert set(again["counts"]) == {"known"} and snapshot(vault_dir) == before
+
+
+def test_an_edited_correction_replaces_the_correction_the_turn_wrote(vault_dir, runner, tmp_path):
+    make_vault(vault_dir)
+    assert ingest(runner, str(HERE / "edited_trip.json"), "--at", AT).exit_code == 0
+    assert ingest(runner, str(HERE / "edited_fix.txt"), "--at", AT).exit_code == 0
+    assert budgets(vault_dir) == ["The user's budget is 4500 euros."]
+    fix = edited(tmp_path, "edited_fix.txt", "4500 euros", "5000 euros")
+    report = json.loads(ingest(runner, str(fix), "--at", AT, "--json").output)
+    assert report["counts"] == {"supersede": 1, "known": 1}
+    step = report["facts"][0]
+    assert step["source"] == "edited_fix.txt#turn-1" and step["content"] == "The user's budget is 5000 euros."
+    assert budgets(vault_dir) == ["The user's budget is 5000 euros."]
+    assert not any(", not " in c and "budget" in c for c in live(vault_dir))
+    before = snapshot(vault_dir)
+    assert json.loads(ingest(runner, str(fix), "--json").output)["counts"] == {"known": 2}
+    assert snapshot(vault_dir) == before
+    # the user edits it back: the newest reading wins again, and once
+    back = json.loads(ingest(runner, str(HERE / "edited_fix.txt"), "--json").output)
+    assert back["counts"] == {"supersede": 1, "known": 1}
+    assert budgets(vault_dir) == ["The user's budget is 4500 euros."]
+    assert json.loads(ingest(runner, str(HERE / "edited_fix.txt"), "--json").output)["counts"] == {"known": 2}
+
+
+def test_the_qa_sequence_leaves_one_value_per_turn(vault_dir, runner, tmp_path):
+    """NEW-1 as reported: trip edited 3000 -> 3500, then fix.txt, then fix.txt edited 4500 -> 5000."""
+    make_vault(vault_dir)
+    assert ingest(runner, str(HERE / "edited_trip.json"), "--at", AT).exit_code == 0
+    trip = edited(tmp_path, "edited_trip.json", "My budget is 3000 euros", "My budget is 3500 euros")
+    assert ingest(runner, str(trip), "--at", AT).exit_code == 0
+    assert ingest(runner, str(HERE / "edited_fix.txt"), "--at", AT).exit_code == 0
+    fix = edited(tmp_path, "edited_fix.txt", "4500 euros", "5000 euros")
+    assert ingest(runner, str(fix), "--at", AT).exit_code == 0
+    assert budgets(vault_dir) == ["The user's budget is 5000 euros."]
+    with Vault.open(vault_dir) as v:
+        sources = [e.source for e in v.timeline.live() if e.kind == "log" and "budget" in e.content]
+    assert sources == ["edited_fix.txt#turn-1"]
+    for path in (trip, fix):  # and again: nothing
+        assert set(json.loads(ingest(runner, str(path), "--json").output)["counts"]) == {"known"}
+
+
+def test_a_turn_that_left_the_transcript_leaves_its_entry_alone(vault_dir, runner, tmp_path):
+    make_vault(vault_dir)
+    assert ingest(runner, str(HERE / "edited_trip.json"), "--at", AT).exit_code == 0
+    before = live(vault_dir)
+    trip = edited(tmp_path, "edited_trip.json", "My budget is 3000 euros. My flight is on Friday.",
+                  "Thanks, that is all.")
+    report = json.loads(ingest(runner, str(trip), "--at", AT, "--json").output)
+    assert report["counts"] == {"known": 2} and report["entries"] == []
+    assert live(vault_dir) == before and "The user's budget is 3000 euros." in before
+
+
+def test_a_turn_edited_to_say_something_else_entirely_is_a_new_fact(vault_dir, runner, tmp_path):
+    make_vault(vault_dir)
+    assert ingest(runner, str(HERE / "edited_trip.json"), "--at", AT).exit_code == 0
+    trip = edited(tmp_path, "edited_trip.json", "I prefer window seats on flights.", "I hate early morning flights.")
+    report = json.loads(ingest(runner, str(trip), "--at", AT, "--json").output)
+    assert [f["action"] for f in report["facts"] if f["source"] == "edited_trip.json#turn-5"] == ["new"]
+    assert {"The user prefers window seats on flights.", "The user hates early morning flights."} <= set(live(vault_dir))
+
+
+def test_turns_shifted_by_an_inserted_turn_supersede_nothing(vault_dir, runner, tmp_path):
+    make_vault(vault_dir)
+    first = tmp_path / "a" / "plan.txt"
+    first.parent.mkdir()
+    first.write_text("USER: My flight is on Friday morning.\n\nUSER: My flight is at 10:40 in the morning.\n\n"
+                     "USER: My flight gate is B12.\n")
+    assert ingest(runner, str(first), "--at", AT).exit_code == 0
+    before = sorted(live(vault_dir))
+    second = tmp_path / "b" / "plan.txt"
+    second.parent.mkdir()
+    second.write_text("USER: Hello again!\n\n" + first.read_text())  # every turn one number on
+    report = json.loads(ingest(runner, str(second), "--at", AT, "--json").output)
+    assert report["counts"] == {"reconfirm": 3}
+    assert set(before) <= set(live(vault_dir))  # each turn's fact is said again, none replaced
+
+
+def test_an_edited_turn_whose_old_value_a_later_correction_replaced_writes_nothing(vault_dir, runner, tmp_path):
+    make_vault(vault_dir)
+    assert ingest(runner, str(HERE / "edited_trip.json"), "--at", AT).exit_code == 0
+    assert ingest(runner, str(HERE / "edited_fix.txt"), "--at", AT).exit_code == 0  # 4500, not 3000
+    trip = edited(tmp_path, "edited_trip.json", "My budget is 3000 euros", "My budget is 3500 euros")
+    before = snapshot(vault_dir)
+    for _ in range(2):
+        report = json.loads(ingest(runner, str(trip), "--at", AT, "--json").output)
+        step = next(f for f in report["facts"] if "budget" in f["content"])
+        assert step["action"] == "overtaken" and "superseded by" in step["why"] and step["target"]
+        assert report["entries"] == [] and snapshot(vault_dir) == before
+    assert budgets(vault_dir) == ["The user's budget is 4500 euros."]
