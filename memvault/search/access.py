@@ -12,10 +12,11 @@ failing search.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from memvault import derived_db
 from memvault.config.core import Config
@@ -59,15 +60,8 @@ def record(root: Path, ids: Iterable[str], at: datetime | None = None) -> None:
     """Count one access for each id, at `at` (now by default)."""
     stamp = (at or datetime.now(UTC)).timestamp()
     rows = [(i, stamp) for i in dict.fromkeys(ids)]
-    if not rows:
-        return
-    try:
-        _record(root, rows)
-    except sqlite3.DatabaseError as exc:
-        if not derived_db.is_damage(exc):
-            raise
-        derived_db.discard(Path(root) / DERIVED_DIR / FILE, str(exc), "the access counts")
-        _record(root, rows)
+    if rows:
+        _healing(root, _record, rows)
 
 
 def raise_counts(root: Path, counts: Mapping[str, tuple[int, datetime]]) -> None:
@@ -75,15 +69,19 @@ def raise_counts(root: Path, counts: Mapping[str, tuple[int, datetime]]) -> None
     elsewhere (an imported memory's `_access_count`), taken in without counting them twice
     when the same file is imported again."""
     rows = [(i, n, at.timestamp()) for i, (n, at) in counts.items() if n > 0]
-    if not rows:
-        return
+    if rows:
+        _healing(root, _raise, rows)
+
+
+def _healing(root: Path, write: Callable[[Path, Any], None], rows: Any) -> None:
+    """`write(root, rows)`; a damaged counts file is discarded (derived state) and written anew."""
     try:
-        _raise(root, rows)
+        write(root, rows)
     except sqlite3.DatabaseError as exc:
         if not derived_db.is_damage(exc):
             raise
         derived_db.discard(Path(root) / DERIVED_DIR / FILE, str(exc), "the access counts")
-        _raise(root, rows)
+        write(root, rows)
 
 
 def _raise(root: Path, rows: list[tuple[str, int, float]]) -> None:
