@@ -78,7 +78,7 @@ def parse(text: str, name: str, tz: tzinfo = UTC) -> MemoryFile:
     if not isinstance(head, dict) or head.get("format") != FORMAT:
         raise BadFile(name, first + 1, f'not an {FORMAT} file: the first line must be its header, '
                                        f'{{"format": "{FORMAT}", "created_at": ...}}')
-    created = _time(head.get("created_at"), "created_at", name, first + 1, tz, required=False)
+    created = parse_time(head.get("created_at"), "created_at", name, first + 1, tz, required=False)
     records: list[Record] = []
     for n, line in enumerate(lines[first + 1:], first + 2):
         if line.strip():
@@ -122,7 +122,7 @@ def _record(obj: Any, name: str, n: int, tz: tzinfo) -> Record:
     if obj.get("deleted") is not None:
         if obj["deleted"] is not True:
             raise BadFile(name, n, f'"deleted" is true on a tombstone, not {obj["deleted"]!r}')
-        return Tombstone(rid, _time(obj.get("created_at"), "created_at", name, n, tz, required=False), n)
+        return Tombstone(rid, parse_time(obj.get("created_at"), "created_at", name, n, tz, required=False), n)
     kind = obj.get("kind")
     if kind not in KINDS:
         raise BadFile(name, n, f"unknown kind {kind!r}; an entry's kind is one of {', '.join(KINDS)}")
@@ -138,11 +138,11 @@ def _record(obj: Any, name: str, n: int, tz: tzinfo) -> Record:
         raise BadFile(name, n, f"{rid} supersedes itself; an entry supersedes an earlier one")
     return Entry(
         id=rid, kind=kind, text=_text(obj.get("text"), "text", name, n),
-        created_at=_time(obj.get("created_at"), "created_at", name, n, tz),  # type: ignore[arg-type]
+        created_at=parse_time(obj.get("created_at"), "created_at", name, n, tz),  # type: ignore[arg-type]
         scope=_optional(obj.get("scope"), "scope", name, n), tags=tuple(t.strip() for t in tags),
         source=_optional(obj.get("source"), "source", name, n),
         confidence=None if confidence is None else float(confidence),
-        expires_at=_time(obj.get("expires_at"), "expires_at", name, n, tz, required=False),
+        expires_at=parse_time(obj.get("expires_at"), "expires_at", name, n, tz, required=False),
         supersedes=supersedes, line=n,
     )
 
@@ -157,7 +157,8 @@ def _optional(value: Any, key: str, name: str, n: int) -> str | None:
     return None if value is None or value == "" else _text(value, key, name, n)
 
 
-def _time(value: Any, key: str, name: str, n: int, tz: tzinfo, required: bool = True) -> datetime | None:
+def parse_time(value: Any, key: str, name: str, n: int, tz: tzinfo, required: bool = True) -> datetime | None:
+    """`value` as an ISO 8601 time (a naive one in `tz`), or a BadFile naming `key`, file and line."""
     if value is None and not required:
         return None
     if not isinstance(value, str):

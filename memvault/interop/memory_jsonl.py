@@ -30,7 +30,7 @@ from typing import Any
 from memvault.entries.spaced import Plan, Reviewed, format_plan, format_reviewed
 from memvault.entries.values import parse_importance
 from memvault.interop.agent_memory import Result, read_text
-from memvault.interop.amfile import BadFile, read_json
+from memvault.interop.amfile import BadFile, parse_time, read_json
 from memvault.interop.writer import Planned, prepare, write
 from memvault.parsed import ParsedVault
 from memvault.search import access
@@ -85,7 +85,8 @@ def _memory(obj: Any, name: str, n: int, tz: tzinfo) -> Memory:
     summary = obj.get("summary")
     if not isinstance(summary, str) or not summary.strip():
         raise BadFile(name, n, f'"summary" is a non-empty string, not {summary!r}')
-    when = _time(obj.get("time"), name, n, tz)
+    when = parse_time(obj.get("time"), "time", name, n, tz)
+    assert when is not None  # required
     tick = _number(obj.get("tick"), "tick", name, n, whole=True)
     etype = obj.get("type") or "event"
     if not isinstance(etype, str) or not etype.strip() or any(c.isspace() for c in etype.strip()):
@@ -111,18 +112,6 @@ def _memory(obj: Any, name: str, n: int, tz: tzinfo) -> Memory:
                   tuple(int(p) for p in pres), int(count),
                   _number(obj.get("_target_retention_interval"), "_target_retention_interval", name, n),
                   ratio, _number(obj.get("_next_review_tick"), "_next_review_tick", name, n), success)
-
-
-def _time(value: Any, name: str, n: int, tz: tzinfo) -> datetime:
-    if not isinstance(value, str):
-        raise BadFile(name, n, f'"time" is an ISO 8601 date-time (the entry is dated by it), not {value!r}')
-    try:
-        when = datetime.fromisoformat(value.strip())
-    except ValueError:
-        raise BadFile(name, n, f'"time" {value!r} is not an ISO 8601 date-time') from None
-    if not 1000 <= when.year <= 9998:
-        raise BadFile(name, n, f'"time" {value!r} is outside the times memvault keeps')
-    return when.replace(tzinfo=tz) if when.tzinfo is None else when
 
 
 def _number(value: Any, key: str, name: str, n: int, whole: bool = False) -> float | None:
