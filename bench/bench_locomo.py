@@ -38,13 +38,20 @@ def convert(out: Path, conversations: str) -> None:
     )
 
 
-def set_preset(out: Path, preset: str) -> None:
-    """Every converted vault gets `[search] preset` (the converter writes no memvault.toml)."""
+def set_config(out: Path, args: argparse.Namespace) -> None:
+    """Every converted vault gets the settings asked for (the converter writes no memvault.toml)."""
+    text = f'[search]\npreset = "{args.preset}"\n' if args.preset else ""
+    semantic = {"model": args.model, "fusion": args.fusion}
+    lines = [f"{k} = {json.dumps(v)}" for k, v in semantic.items() if v] + (
+        [f"weight = {args.weight}"] if args.weight is not None else [])
+    if lines:
+        text += "[semantic]\n" + "\n".join(lines) + "\n"
     for vault in sorted(out.glob("conv*/vault")):
-        (vault / "memvault.toml").write_text(f'[search]\npreset = "{preset}"\n', encoding="utf-8")
+        (vault / "memvault.toml").write_text(text, encoding="utf-8")
 
 
-def search_conv(conv: Path, backend: str, use_cli: bool, k: int, after_last: bool = False) -> tuple[int, float]:
+def search_conv(conv: Path, backend: str, use_cli: bool, k: int, after_last: bool = False,
+                mode: str = "lexical") -> tuple[int, float]:
     from memvault.search.index import open_index
     from memvault.vault import Vault
 
@@ -63,12 +70,12 @@ def search_conv(conv: Path, backend: str, use_cli: bool, k: int, after_last: boo
             if use_cli:
                 proc = subprocess.run(
                     ["memvault", "--vault", str(conv / "vault"), "search", "--json", "--limit", str(k),
-                     "--backend", backend, q["question"]],
+                     "--backend", backend, "--mode", mode, q["question"]],
                     capture_output=True, text=True, check=True,
                 )
                 hits = [h["id"] for h in json.loads(proc.stdout)]
             else:
-                hits = [h.id for h in index.search(q["question"], limit=k, at=at)]
+                hits = [h.id for h in index.search(q["question"], limit=k, at=at, mode=mode)]
             rows.append(json.dumps({"qid": q["qid"], "hits": hits}))
     (conv / "results.jsonl").write_text("\n".join(rows) + "\n")
     return len(questions), time.perf_counter() - started
@@ -83,17 +90,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-k", type=int, default=20)
     ap.add_argument("--after-last", action="store_true", help="rank as of 1 h after each conversation's last entry")
     ap.add_argument("--preset", help='[search] preset for every vault ("memvault", "seed-004")')
+    ap.add_argument("--mode", choices=("lexical", "semantic", "hybrid"), default="lexical",
+                    help="search mode (semantic and hybrid need memvault[semantic])")
+    ap.add_argument("--model", help="[semantic] model for every vault (a folder or package:NAME; default: auto)")
+    ap.add_argument("--fusion", choices=("weighted", "rrf", "max"), help="[semantic] fusion")
+    ap.add_argument("--weight", type=float, help="[semantic] weight")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="memvault-locomo-") as tmp:
         out = args.out or Path(tmp)
         convert(out, args.conversations)
-        if args.preset:
-            set_preset(out, args.preset)
+        if args.preset or args.model or args.fusion or args.weight is not None:
+            set_config(out, args)
         total_q, total_s = 0, 0.0
         for conv in sorted(out.glob("conv*")):
-            n, secs = search_conv(conv, args.backend, args.cli, args.k, args.after_last)
+            n, secs = search_conv(conv, args.backend, args.cli, args.k, args.after_last, args.mode)
             total_q, total_s = total_q + n, total_s + secs
-        print(f"backend {args.backend}, preset {args.preset or 'memvault (default)'}"
+        print(f"backend {args.backend}, mode {args.mode}, preset {args.preset or 'memvault (default)'}"
               f"{', as of 1 h after the last entry' if args.after_last else ''}: {total_q} questions searched in {total_s:.1f}s "
               f"({1000 * total_s / max(total_q, 1):.1f} ms/question incl. indexing)")
         subprocess.run(

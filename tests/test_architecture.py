@@ -23,7 +23,7 @@ LAYERS: list[set[str]] = [
     {"config", "gitio"},
     {"entries"},
     {"layout", "filedates", "forgotten"},
-    {"parsed"},
+    {"parsed", "semantic"},
     {"check", "search"},
     {"write"},
     {"history", "curate", "watch", "maintain"},

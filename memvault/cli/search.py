@@ -42,12 +42,15 @@ MARK_RE = re.compile(r"\*\*(.+?)\*\*")
 @click.option("--until", type=TIME, help="Entries at or before this time.")
 @click.option("--all", "include_all", is_flag=True, help="Include superseded and expired entries.")
 @click.option("--backend", help=BACKEND_HELP)
+@click.option("--mode", type=click.Choice(["lexical", "semantic", "hybrid"]),
+              help="Match words (lexical), meaning (semantic: needs memvault[semantic]) or both, fused "
+                   "(hybrid). Default: [semantic] mode in memvault.toml; hybrid when the extra is installed.")
 @click.option("--record/--no-record", default=None,
               help="Count the first hits ([search] record_top, 3) as recalled: you use them. "
                    "Default: [search] record in memvault.toml (false).")
 @json_option
 @click.pass_context
-def search(ctx, query, limit, types, tags, since, until, include_all, backend, record, as_json) -> None:
+def search(ctx, query, limit, types, tags, since, until, include_all, backend, mode, record, as_json) -> None:
     """Search memories: words are OR-ed and ranked; "quoted phrases" must match.
 
     Ranked by relevance, importance, recency and confidence (docs/search.md). A log entry
@@ -65,7 +68,7 @@ def search(ctx, query, limit, types, tags, since, until, include_all, backend, r
     start, end = parse_window(vault, since, until)
     hits = search_vault(
         vault, " ".join(query), backend=backend, limit=limit, types=types, tags=tags, since=start, until=end,
-        include_all=include_all, record_access=record,
+        include_all=include_all, record_access=record, mode=mode,
     )
     items = [h.to_dict() for h in hits]
     emit(items if as_json or include_all else fold_cited(items), as_json, _hits_text,

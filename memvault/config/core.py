@@ -178,6 +178,11 @@ SCHEMA: dict[str, dict[str, Want]] = {
                                       "a vault-relative folder such as \"forgotten\" (not under .memvault)")},
     "serve": {"host": TEXT, "port": number(1, 65535, whole=True), "max_body_bytes": number(1, whole=True),
               "rate_per_minute": number(0, whole=True)},  # serve/settings.py SERVE_DEFAULTS; no token here
+    # semantic/__init__.py SEMANTIC_DEFAULTS (the extra; docs/semantic.md)
+    "semantic": {"model": TEXT, "mode": one_of("auto", "lexical", "semantic", "hybrid"),
+                 "fusion": one_of("weighted", "rrf", "max"), "weight": RATIO, "rrf_k": number(1),
+                 "candidates": number(1, whole=True), "search_encode_limit": number(0, whole=True),
+                 "threads": number(0, whole=True)},
     "checks": {"disable": Want(lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
                                "a list of codes such as \"MV014\"")},
 }

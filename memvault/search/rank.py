@@ -13,7 +13,7 @@ T" without an index.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -67,9 +67,11 @@ def rank_candidates(
     keep: Filter | None = None,
     limit: int = 10,
     best: float | None = None,
+    by_meaning: Collection[str] = (),
 ) -> list[Hit]:
     """Score (event, bm25) candidates into ranked hits. `timeline` must hold their superseders.
-    Relevance is BM25 over `best` (default: the best of these candidates)."""
+    Relevance is BM25 over `best` (default: the best of these candidates). `by_meaning`: ids a
+    semantic search found by their own text (they match the query as a word would)."""
     raw: dict[str, float] = {}
     for cand, score in candidates:
         if timeline.by_id.get(cand.id) is cand or cand.id not in raw:
@@ -90,7 +92,7 @@ def rank_candidates(
             continue
         hits.append(_hit(ev, relevance, status, timeline, at, weights, access or {}))
     hits.sort(key=lambda h: (-h.score, -(h.timestamp.timestamp() if h.timestamp else 0), h.id))
-    shown = _after_superseders(_matches_first(hits, query, timeline, heirs, limit))[:limit]
+    shown = _after_superseders(_matches_first(hits, query, timeline, heirs, limit, by_meaning))[:limit]
     for h in shown:  # only for what is shown: snippets were half the cost of a search
         h.snippet = snippet(h.content or h.title, query.all_terms)
         if h.event is not None:
@@ -106,13 +108,13 @@ def own_match(event: Event, terms: set[str]) -> bool:
 
 
 def _matches_first(hits: list[Hit], query: Query, timeline: Timeline, heirs: Mapping[str, str],
-                   limit: int) -> list[Hit]:
+                   limit: int, by_meaning: Collection[str] = ()) -> list[Hit]:
     """The best `limit` hits that match the query, then those found only through their
     neighbours (context may fill the tail, never push a match down). A superseder that took
     its relevance from a matching entry matches too. Sets `matched` on the hits it looks at:
     it stops once `limit` matches are found (an entry below them cannot be shown)."""
     terms = query.all_terms
-    if not terms:  # no query word (a ranking without a query, search/index/standing.py): nothing matches
+    if not terms and not by_meaning:  # no query word (a ranking without a query, search/index/standing.py): nothing matches
         for h in hits:
             h.matched = False
         return hits
@@ -124,7 +126,7 @@ def _matches_first(hits: list[Hit], query: Query, timeline: Timeline, heirs: Map
             seen.add(eid)
             if eid not in own:
                 ev = timeline.by_id.get(eid)
-                own[eid] = ev is not None and own_match(ev, terms)
+                own[eid] = ev is not None and (eid in by_meaning or own_match(ev, terms))
             if own[eid]:
                 return True
             if eid not in heirs:

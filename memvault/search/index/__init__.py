@@ -21,9 +21,10 @@ from memvault.search.index.engine import FileState, IndexStatus, Progress, Updat
 from memvault.search.textproc import nothing_to_search, parse_query
 
 
-def open_index(vault: ParsedVault, backend: str | None = None) -> Index:
-    """The vault's index with `backend` (else `[index] backend` in memvault.toml, else sqlite)."""
-    return Index(vault, backend)
+def open_index(vault: ParsedVault, backend: str | None = None, *, for_search: bool = False) -> Index:
+    """The vault's index with `backend` (else `[index] backend` in memvault.toml, else sqlite).
+    `for_search`: its updates embed only a few new entries (search/index/semantic.py)."""
+    return Index(vault, backend, for_search=for_search)
 
 
 def search_vault(vault: ParsedVault, query: str, *, backend: str | None = None, refresh: bool = True,
@@ -38,7 +39,7 @@ def search_vault(vault: ParsedVault, query: str, *, backend: str | None = None, 
         raise InputError(empty)
     vault.check_types(options.get("types", ()))
     vault.check_types(parse_query(query).types, "type:")
-    with open_index(vault, backend) as index:
+    with open_index(vault, backend, for_search=True) as index:
         if refresh:
             index.refresh()
         return index.search(query, **options)

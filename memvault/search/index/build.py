@@ -14,6 +14,7 @@ import os
 import shutil
 import sqlite3
 import time
+import uuid
 from collections import Counter
 from pathlib import Path
 from typing import Any, Protocol
@@ -113,6 +114,7 @@ def _build(index: Index, progress: Progress | None, note: str | None, previous: 
             "schema_version": store.SCHEMA_VERSION, "analyzer_version": ANALYZER_VERSION, "parser": parser_fingerprint(),
             "fingerprint": index._fingerprint(), "backend": index.backend, "state": "clean",
             "last_update": time.time(), "generation": engine.generation() or "", "next_rowid": rowid,
+            "build_id": uuid.uuid4().hex,  # what the semantic vectors' rowids belong to (index/semantic.py)
         }
         if note:
             meta["healed"] = note

@@ -32,7 +32,7 @@ from memvault.layout import is_file, problem_at
 from memvault.parsed import ParsedVault, parser_fingerprint
 from memvault.search import access
 from memvault.search.hits import Hit
-from memvault.search.index import files, heal, links, store
+from memvault.search.index import files, heal, links, semantic, store
 from memvault.search.index.engine import Engine, FileState, IndexStatus, Progress, UpdateReport
 from memvault.search.index.forgetting import index_forgotten
 from memvault.search.index.lastgood import errors_of, held_reason, keeps_last_good, typed
@@ -59,8 +59,9 @@ def resolve_backend(vault: ParsedVault, backend: str | None) -> str:
 class Index:
     """One vault's index with one backend. Readers open it freely; writers take the lock."""
 
-    def __init__(self, vault: ParsedVault, backend: str | None = None):
+    def __init__(self, vault: ParsedVault, backend: str | None = None, *, for_search: bool = False):
         self.vault = vault
+        self.for_search = for_search  # an update embeds at most [semantic] search_encode_limit texts
         self.backend = resolve_backend(vault, backend)
         self.dir: Path = vault.derived / "index"
         self.db_path = self.dir / f"{self.backend}.db"
@@ -72,6 +73,7 @@ class Index:
         self._conn: sqlite3.Connection | None = None
         self._engine: Engine | None = None
         self._inode: int | None = None
+        self._semantic: semantic.Semantic | None = None
 
     # -- opening ---------------------------------------------------------------------
 
@@ -110,6 +112,9 @@ class Index:
 
     def close(self) -> None:
         self._reset()
+        if self._semantic is not None:
+            self._semantic.close()
+            self._semantic = None
 
     def __enter__(self) -> Index:
         return self
@@ -171,6 +176,7 @@ class Index:
             if report is None:
                 report = self._rebuild_locked(progress, reason or "")
             heal.written(self)
+        report.semantic = semantic.after_update(self, progress)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -179,6 +185,7 @@ class Index:
         with self._writer():
             report = self._rebuild_locked(progress, "asked for")
             heal.written(self)
+        report.semantic = semantic.after_update(self, progress)
         report.seconds = time.perf_counter() - started
         return report
 
@@ -367,7 +374,7 @@ class Index:
     def search(self, query: str, *, limit: int = 10, types: Iterable[str] = (), tags: Iterable[str] = (),
                since: datetime | None = None, until: datetime | None = None, include_all: bool = False,
                at: datetime | None = None, record_access: bool | None = None, retention: bool = True,
-               where: Filter | None = None) -> list[Hit]:
+               where: Filter | None = None, mode: str | None = None) -> list[Hit]:
         """Ranked hits for `query` (see docs/search.md). Rebuilds a missing/stale index first.
         `where`: a further test an entry must pass (context's `--scope`), before the limit.
         `record_access`: count the first hits as recalled (None: as `[search] record` says;
@@ -377,9 +384,13 @@ class Index:
         if limit < 1:
             raise InputError("--limit must be at least 1")
         q = parse_query(query)
-        if q.empty:
+        mode = semantic.choose_mode(self.vault.config, mode, self.vault.root)
+        text = semantic.query_text(query) if mode != "lexical" else ""
+        if q.empty and not text:
             return []
         self.ensure()
+        sem = self.semantic(mode)
+        vector = sem.query_vector(text) if sem is not None and text else None
         conn, engine = self._open()
         when = at or datetime.now(UTC)
         keep = both(make_filter([*types, *q.types], [*tags, *q.tags], since, until), where)
@@ -390,11 +401,12 @@ class Index:
             ranker = Ranker(conn, self.weights, self.vault.root, self.vault.config,
                             index_forgotten(conn, forgotten, self.vault.config) if forgotten else None)
             while True:
-                found = engine.search(q, n, plan)
-                hits = ranker.rank(found, q, when, keep, include_all, limit)
+                lexical = engine.search(q, n, plan) if not q.empty and mode != "semantic" else []
+                found, by_meaning = semantic.found(sem, mode, lexical, vector, n)
+                hits = ranker.rank(found, q, when, keep, include_all, limit, by_meaning)
                 if len(hits) >= limit:
                     break
-                if len(found) == n:
+                if len(found) >= n:
                     n *= 4
                 elif plan.exhaustive:
                     break
@@ -406,6 +418,22 @@ class Index:
                 said_hits.attach(conn, self.vault.root, self.vault.config, hits, when)  # before this search's recalls
         access.record(self.vault.root, access.search_recalls(self.vault.config, q, hits, record_access))
         return hits
+
+    def semantic_side(self) -> semantic.Semantic:
+        """The vectors and model (opened once per Index; search/index/semantic.py)."""
+        if self._semantic is None:
+            self._semantic = semantic.Semantic.open(self)
+        return self._semantic
+
+    def semantic(self, mode: str) -> semantic.Semantic | None:
+        """The semantic side for `mode` (None: lexical), its vectors in step with the rows as
+        far as a search may embed (an update keeps them so; this catches a lexical-only
+        update, such as another process's)."""
+        if mode == "lexical":
+            return None
+        sem = self.semantic_side()
+        sem.sync(limit=int(sem.opts.get("search_encode_limit", 2000)), wait=False)
+        return sem
 
     def _plan(self, conn: sqlite3.Connection, q: Query) -> Plan:
         return plan_for(conn, q, self.weights)

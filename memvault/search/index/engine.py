@@ -61,6 +61,7 @@ class UpdateReport:
     rebuilt: bool = False
     reason: str | None = None  # why a rebuild happened
     held: dict[str, str] = field(default_factory=dict)  # files failing to parse, last good kept: why
+    semantic: dict[str, Any] | None = None  # what embedding the new entries did (index/semantic.py), when on
 
     @property
     def updated(self) -> list[str]:
@@ -77,6 +78,7 @@ class UpdateReport:
             "events_indexed": self.events_indexed, "events_removed": self.events_removed,
             "problems": [p.to_dict() for p in self.problems], "seconds": round(self.seconds, 4),
             "rebuilt": self.rebuilt, "reason": self.reason, "held": self.held,
+            **({"semantic": self.semantic} if self.semantic is not None else {}),
         }
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -45,7 +45,7 @@ class Ranker:
     forgotten: Forgets | None = None  # what maintain forgot, judged on the whole vault (ParsedVault.forgotten)
 
     def rank(self, found: list[tuple[int, float]], q: Query, when: datetime, keep: Filter,
-             include_all: bool, limit: int) -> list[Hit]:
+             include_all: bool, limit: int, by_meaning: Collection[int] = ()) -> list[Hit]:
         """Rank the engine's candidates, decoding only those that can make the hits.
 
         Every candidate's score is first computed from stored columns (`weights.score_ceiling`:
@@ -60,6 +60,7 @@ class Ranker:
             return []
         heads = store.load_heads(self.conn, [r for r, _ in found])
         ids = {h.id for h in heads.values()}
+        near = {heads[r].id for r in by_meaning if r in heads}
         supersedes, reconfirms, involved = links.edges_for(self.conn, ids)
         stats = access.stats(self.root, involved)
         extra = store.load_ids(self.conn, involved - ids)
@@ -74,7 +75,7 @@ class Ranker:
             timeline = Timeline([e for e, _ in cands] + extra, self.config, edges=(supersedes, reconfirms))
             timeline.forgotten = self.forgotten
             hits = rank_candidates(cands, q, timeline, when, self.weights, access=stats, include_all=include_all,
-                                   keep=keep, limit=limit, best=best)
+                                   keep=keep, limit=limit, best=best, by_meaning=near)
             if m >= len(rest):
                 return hits
             if len(hits) < limit:  # filters or statuses took some: decode more

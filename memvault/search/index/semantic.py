@@ -1,0 +1,276 @@
+"""The index's semantic side: vectors kept in step with the index's rows, and the nearest rows
+to a query (the extra; docs/semantic.md).
+
+`sync` brings the vectors up to date after the index changed: rows above the last one seen are
+new (index rowids are never reused), rows gone from the index are marked dead, and a new text
+is encoded only when the content-hash cache lacks it. `memvault index` and the watcher embed
+every new entry; a search embeds up to `[semantic] search_encode_limit` itself and otherwise
+ranks with the vectors there are (saying how many entries still wait).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from memvault.config.core import Config
+from memvault.errors import InputError, LockTimeout
+from memvault.search.fusion import fuse
+from memvault.search.index import store
+from memvault.semantic import FUSIONS, MODES, settings
+from memvault.semantic.models import (
+    EXTRA_HINT,
+    ModelSpec,
+    SemanticUnavailable,
+    resolve,
+    runtime_missing,
+)
+from memvault.semantic.text import embed_text, text_hash
+from memvault.semantic.vectors import State, VectorStore
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    import numpy as np
+
+    from memvault.semantic.encoder import Encoder
+
+log = logging.getLogger("memvault")
+
+Progress = Any  # (done, total) -> None
+
+
+@dataclass
+class SyncReport:
+    encoded: int = 0  # texts the model encoded
+    reused: int = 0  # new rows whose vector the cache held
+    removed: int = 0
+    pending: int = 0  # index rows still without a vector
+    live: int = 0
+    seconds: float = 0.0
+    model: str = ""
+    reset: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model, "encoded": self.encoded, "reused": self.reused, "removed": self.removed,
+                "pending": self.pending, "vectors": self.live, "seconds": round(self.seconds, 4),
+                "reset": self.reset}
+
+
+_warned: set[str] = set()
+
+
+def choose_mode(config: Config, asked: str | None, root: Any = None) -> str:
+    """The search mode: the one asked for, else `[semantic] mode` (auto: hybrid when the extra
+    and a model are installed, else lexical). Raises SemanticUnavailable when semantic or
+    hybrid is asked for and cannot be had; a mode set in memvault.toml that cannot be had
+    falls back to lexical with a warning (a vault shared with a machine without the extra)."""
+    mode = asked or str(settings(config).get("mode", "auto"))
+    if mode not in (*MODES, "auto"):
+        raise InputError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if mode == "lexical":
+        return mode
+    try:
+        missing = runtime_missing()
+        if missing:
+            raise SemanticUnavailable(f"{'--mode ' + mode if asked else 'semantic search'} needs the semantic "
+                                      f"extra ({', '.join(missing)} not installed): {EXTRA_HINT}; "
+                                      "--mode lexical searches without it")
+        model_spec(config, root)
+    except SemanticUnavailable as exc:
+        if asked:
+            raise
+        if mode != "auto" and str(exc) not in _warned:
+            _warned.add(str(exc))
+            log.warning("[semantic] mode = %r: %s; searching words only", mode, exc)
+        return "lexical"
+    return "hybrid" if mode == "auto" else mode
+
+
+def after_update(index: Any, progress: Progress | None = None) -> dict[str, Any] | None:
+    """Embed what an index update added (all of it; a search's update only a few), when the
+    vault searches by meaning. Never fails the update: a model that cannot be loaded is said
+    once and the index stays lexical."""
+    if choose_mode(index.vault.config, None, index.vault.root) == "lexical":
+        return None
+    try:
+        sem = index.semantic_side()
+        limit = int(sem.opts.get("search_encode_limit", 2000)) if index.for_search else None
+        report = sem.sync(limit=limit, progress=progress, wait=not index.for_search)
+    except SemanticUnavailable as exc:
+        if str(exc) not in _warned:
+            _warned.add(str(exc))
+            log.warning("%s; searching words only", exc)
+        return None
+    if report.pending:
+        log.warning("%d entries have no vector yet: semantic search ranks without them until "
+                    "`memvault index` embeds them", report.pending)
+    return report.to_dict()
+
+
+def model_spec(config: Config, root: Any) -> ModelSpec:
+    from pathlib import Path
+
+    return resolve(str(settings(config).get("model", "auto")), Path(root) if root else Path.cwd())
+
+
+@dataclass
+class Semantic:
+    """One index's vectors and (opened on first use) its model."""
+
+    index: Any  # search/index/core.py's Index (not imported: it imports this module)
+    spec: ModelSpec
+    store: VectorStore
+    opts: dict[str, Any] = field(default_factory=dict)
+    _encoders: dict[bool, Encoder] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, index: Any) -> Semantic:
+        spec = model_spec(index.vault.config, index.vault.root)
+        folder = index.vault.derived / "vectors" / spec.key
+        opts = settings(index.vault.config)
+        if opts.get("fusion") not in FUSIONS:
+            raise index.vault.config.error("semantic", "fusion", f"[semantic] fusion must be one of {', '.join(FUSIONS)}")
+        return cls(index, spec, VectorStore(folder, spec.key), opts)
+
+    def encoder(self, bulk: bool = False) -> Encoder:
+        from memvault.semantic.encoder import Encoder
+
+        if bulk not in self._encoders:
+            self._encoders[bulk] = Encoder(self.spec, bulk=bulk, threads=int(self.opts.get("threads", 0)))
+        return self._encoders[bulk]
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- keeping step with the index ----------------------------------------------------
+
+    def sync(self, *, limit: int | None = None, progress: Progress | None = None, wait: bool = True) -> SyncReport:
+        """Vectors for every index row (see the module docstring). With `limit`, encode nothing
+        when more than `limit` texts lack a vector (the report's `pending` says how many). Without
+        `wait`, another process embedding (holding the lock) is left to it."""
+        started = time.perf_counter()
+        report = SyncReport(model=self.spec.name)
+        conn, _ = self.index.reader()
+        index_id = self._index_id(conn)
+        st = self.store.state()
+        if st.index_id == index_id and self._new_rows(conn, st) == 0 and self._held_rows(conn, st) == st.live:
+            report.live = st.live
+            return report  # the usual case: nothing to do, no lock taken
+        try:
+            with self.store.writing(float(self.index.settings.get("lock_timeout", 30.0)) if wait else 0.0):
+                st = self.store.state()
+                if st.index_id != index_id:
+                    st = self.store.reset(index_id, st.dim)
+                    report.reset = True
+                st = self._drop_gone(conn, st, report)
+                st = self._add_new(conn, st, report, limit, progress)
+                report.live = st.live
+        except LockTimeout:
+            if wait:
+                raise
+            report.pending, report.live = self._new_rows(conn, st), st.live  # another process is embedding
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _index_id(self, conn: sqlite3.Connection) -> str:
+        return store.get_meta(conn).get("build_id") or f"inode:{self.index.db_path.stat().st_ino}"
+
+    @staticmethod
+    def _new_rows(conn: sqlite3.Connection, st: State) -> int:
+        return int(conn.execute("SELECT count(*) FROM events WHERE rowid > ?", (st.high_water,)).fetchone()[0])
+
+    @staticmethod
+    def _held_rows(conn: sqlite3.Connection, st: State) -> int:
+        return int(conn.execute("SELECT count(*) FROM events WHERE rowid <= ?", (st.high_water,)).fetchone()[0])
+
+    def _drop_gone(self, conn: sqlite3.Connection, st: State, report: SyncReport) -> State:
+        import numpy as np
+
+        if self._held_rows(conn, st) == st.live:
+            return st
+        present = np.fromiter((r for (r,) in conn.execute("SELECT rowid FROM events WHERE rowid <= ?",
+                                                             (st.high_water,))), dtype=np.int64)
+        view = self.store.view(st)
+        mine = view.rows[view.alive.astype(bool)]
+        gone = np.setdiff1d(mine, present, assume_unique=True)
+        del view
+        report.removed = len(gone)
+        return self.store.remove(st, gone)
+
+    def _add_new(self, conn: sqlite3.Connection, st: State, report: SyncReport, limit: int | None,
+                 progress: Progress | None) -> State:
+        new = store.load_events(conn, "rowid > ?", (st.high_water,))
+        if not new:
+            return st
+        new.sort(key=lambda p: p[0])
+        texts = [embed_text(ev) for _, ev in new]
+        hashes = [text_hash(t) for t in texts]
+        have = self.store.cached(hashes)
+        missing = {h: t for h, t in zip(hashes, texts, strict=True) if h not in have}
+        if limit is not None and len(missing) > limit:
+            report.pending = len(new)
+            return st
+        if missing:
+            encoder = self.encoder(bulk=len(missing) > 64)
+            items = list(missing.items())
+            step = 512
+            for start in range(0, len(items), step):
+                part = items[start:start + step]
+                vectors = encoder.encode([t for _, t in part])
+                pairs = [(h, v.tobytes()) for (h, _), v in zip(part, vectors, strict=True)]
+                self.store.put(pairs)
+                have.update(pairs)
+                if progress:
+                    progress(min(start + step, len(items)), len(items))
+        report.encoded, report.reused = len(missing), len(new) - len(missing)
+        dim = len(next(iter(have.values()))) // 4
+        if st.dim != dim:
+            if st.count:
+                st = self.store.reset(st.index_id, dim)
+                return self._add_new(conn, st, report, limit, progress)
+            st = State(**{**st.__dict__, "dim": dim})
+        blob = b"".join(have[h] for h in hashes)
+        return self.store.append(st, [r for r, _ in new], hashes, blob, new[-1][0])
+
+    # -- reading -------------------------------------------------------------------------
+
+    def pending(self) -> int:
+        """Index rows without a vector (a stat and a count; no model loaded)."""
+        conn, _ = self.index.reader()
+        st = self.store.state()
+        if st.index_id != self._index_id(conn):
+            return int(conn.execute("SELECT count(*) FROM events").fetchone()[0])
+        return self._new_rows(conn, st)
+
+    def query_vector(self, text: str) -> np.ndarray:
+        return self.encoder().encode([text], query=True)[0]
+
+    def nearest(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        view = self.store.view()
+        if view.state.count == 0 or view.matrix.shape[1] != vector.shape[0]:
+            return []
+        return view.top(vector, k)
+
+
+
+
+def query_text(text: str) -> str:
+    """The words a query embeds: its text without `type:`/`tag:` filters."""
+    return " ".join(w for w in text.split() if not w.lower().startswith(("type:", "tag:"))).strip()
+
+
+def found(sem: Semantic | None, mode: str, lexical: list[tuple[int, float]], vector: np.ndarray | None,
+          n: int) -> tuple[list[tuple[int, float]], set[int]]:
+    """The candidates a search ranks under `mode`, and the rows found by meaning (which count
+    as matching the query: search/rank.py puts matches before entries found through neighbours)."""
+    if sem is None or vector is None:
+        return lexical, set()
+    near = sem.nearest(vector, max(n, int(sem.opts.get("candidates", 100))))
+    if mode == "semantic":
+        return near[:n], {r for r, _ in near[:n]}
+    fused = fuse(lexical, near, str(sem.opts.get("fusion", "weighted")), float(sem.opts.get("weight", 0.5)),
+                 int(sem.opts.get("rrf_k", 60)))
+    return fused, {r for r, _ in near}

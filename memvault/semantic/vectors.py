@@ -1,0 +1,289 @@
+"""The vectors of one model: derived state under `.memvault/vectors/<model key>/`.
+
+Two parts, both rebuilt from the files when deleted:
+
+- `cache.sqlite`: content hash -> vector. An entry whose text did not change is never encoded
+  again, whatever happened to the index (a rebuild renumbers its rows; the cache survives).
+- the live table, one vector per index row, read with `numpy.memmap` so a search process
+  pays no load: `rows.<g>.i64` (index rowids, ascending), `matrix.<g>.f32` (the vectors),
+  `alive.<g>.u8` (0 once the row left the index) and `hashes.<g>.bin` (16-byte content
+  hashes), with `state.json` saying how many rows of generation `g` are written. Rows are
+  only appended (new index rows have higher rowids) or marked dead; when a quarter is dead the
+  live rows are copied to generation g+1 and `state.json` is swapped to it (a reader holding
+  generation g keeps reading it: its files stay readable until it closes them).
+
+Writers hold `write.lock`. A reader takes `state.json` first, so it never reads a row past the
+count it names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memvault import derived_db
+from memvault.fsio import atomic_write, locked
+
+if TYPE_CHECKING:
+    import numpy as np
+
+HASH_BYTES = 16
+COMPACT_SHARE = 0.25  # compact when this share of the rows is dead (and COMPACT_MIN rows)
+COMPACT_MIN = 1000
+
+
+@dataclass
+class State:
+    gen: int = 0
+    count: int = 0  # rows written in generation `gen`
+    dead: int = 0
+    high_water: int = 0  # the highest index rowid seen (rows above it are new)
+    index_id: str = ""  # which index numbering the rowids belong to
+    dim: int = 0
+    model: str = ""
+
+    @property
+    def live(self) -> int:
+        return self.count - self.dead
+
+
+def _cache_setup(conn: sqlite3.Connection) -> None:
+    conn.execute("CREATE TABLE IF NOT EXISTS vec (hash BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID")
+
+
+class VectorStore:
+    """One model's vectors (see the module's docstring)."""
+
+    def __init__(self, folder: Path, model: str):
+        self.folder = Path(folder)
+        self.model = model
+        self.state_path = self.folder / "state.json"
+        self.lock_path = self.folder / "write.lock"
+        self._cache: sqlite3.Connection | None = None
+
+    # -- state -----------------------------------------------------------------------
+
+    def state(self) -> State:
+        try:
+            raw = json.loads(self.state_path.read_text(encoding="utf-8"))
+            got = State(**{k: raw[k] for k in asdict(State()) if k in raw})
+        except (OSError, ValueError, TypeError):
+            return State(model=self.model)
+        if got.model != self.model or not self._files_hold(got):
+            return State(model=self.model)
+        return got
+
+    def _files_hold(self, st: State) -> bool:
+        """The generation's files hold at least `st.count` rows (a crash can leave them short)."""
+        if st.count == 0:
+            return True
+        try:
+            return (self._path("rows", st.gen).stat().st_size >= 8 * st.count
+                    and self._path("matrix", st.gen).stat().st_size >= 4 * st.dim * st.count
+                    and self._path("alive", st.gen).stat().st_size >= st.count
+                    and self._path("hashes", st.gen).stat().st_size >= HASH_BYTES * st.count)
+        except OSError:
+            return False
+
+    def _path(self, part: str, gen: int) -> Path:
+        ext = {"rows": "i64", "matrix": "f32", "alive": "u8", "hashes": "bin"}[part]
+        return self.folder / f"{part}.{gen}.{ext}"
+
+    def _save(self, st: State) -> None:
+        atomic_write(self.state_path, json.dumps(asdict(st), sort_keys=True) + "\n")
+
+    @contextlib.contextmanager
+    def writing(self, timeout: float = 30.0) -> Iterator[None]:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with locked(self.lock_path, timeout=timeout, what="the semantic vectors",
+                    setting="[index] lock_timeout in memvault.toml sets the wait"):
+            yield
+
+    # -- the cache: content hash -> vector ---------------------------------------------
+
+    def _cache_conn(self) -> sqlite3.Connection:
+        if self._cache is None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._cache = derived_db.connect(self.folder / "cache.sqlite", _cache_setup,
+                                             what="the semantic vector cache")
+        return self._cache
+
+    def cached(self, hashes: list[bytes]) -> dict[bytes, bytes]:
+        """The stored vectors (raw float32 bytes) of those `hashes` the cache holds."""
+        conn = self._cache_conn()
+        out: dict[bytes, bytes] = {}
+        unique = list(dict.fromkeys(hashes))
+        for i in range(0, len(unique), 500):
+            chunk = unique[i:i + 500]
+            marks = ",".join("?" * len(chunk))
+            out.update(conn.execute(f"SELECT hash, v FROM vec WHERE hash IN ({marks})", chunk).fetchall())
+        return out
+
+    def put(self, pairs: list[tuple[bytes, bytes]]) -> None:
+        conn = self._cache_conn()
+        with conn:
+            conn.executemany("INSERT OR REPLACE INTO vec (hash, v) VALUES (?, ?)", pairs)
+
+    def cache_size(self) -> int:
+        return int(self._cache_conn().execute("SELECT count(*) FROM vec").fetchone()[0])
+
+    # -- the live table ----------------------------------------------------------------
+
+    def reset(self, index_id: str, dim: int) -> State:
+        """Forget every live row (the index was renumbered); the cache stays. Under `writing`."""
+        old = self.state()
+        st = State(gen=old.gen + 1, index_id=index_id, dim=dim, model=self.model)
+        for part in ("rows", "matrix", "alive", "hashes"):
+            self._path(part, st.gen).write_bytes(b"")
+        self._save(st)
+        self._drop_generations(keep=st.gen)
+        return st
+
+    def append(self, st: State, rowids: list[int], hashes: list[bytes], vectors: bytes, high_water: int) -> State:
+        """Add rows (rowids above `st.high_water`, ascending) and their vectors. Under `writing`."""
+        import numpy as np
+
+        n = len(rowids)
+        if n:
+            self._write_at(self._path("rows", st.gen), 8 * st.count, np.asarray(rowids, dtype=np.int64).tobytes())
+            self._write_at(self._path("matrix", st.gen), 4 * st.dim * st.count, vectors)
+            self._write_at(self._path("alive", st.gen), st.count, b"\x01" * n)
+            self._write_at(self._path("hashes", st.gen), HASH_BYTES * st.count, b"".join(hashes))
+        st = State(**{**asdict(st), "count": st.count + n, "high_water": max(st.high_water, high_water)})
+        self._save(st)
+        return st
+
+    @staticmethod
+    def _write_at(path: Path, offset: int, data: bytes) -> None:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            os.ftruncate(fd, offset)  # a crash may have left bytes past the count
+            os.pwrite(fd, data, offset)
+        finally:
+            os.close(fd)
+
+    def remove(self, st: State, rowids: Any) -> State:
+        """Mark the rows of `rowids` (those held) dead. Under `writing`."""
+        import numpy as np
+
+        if st.count == 0 or len(rowids) == 0:
+            return st
+        rows = self._map("rows", st, np.int64)
+        want = np.asarray(sorted(rowids), dtype=np.int64)
+        pos = np.searchsorted(rows, want)
+        inside = pos < st.count
+        pos, want = pos[inside], want[inside]
+        pos = pos[rows[pos] == want]
+        alive = np.memmap(self._path("alive", st.gen), dtype=np.uint8, mode="r+", shape=(st.count,))
+        newly = int(alive[pos].sum())
+        alive[pos] = 0
+        alive.flush()
+        del alive
+        st = State(**{**asdict(st), "dead": st.dead + newly})
+        self._save(st)
+        if st.dead >= COMPACT_MIN and st.dead >= COMPACT_SHARE * st.count:
+            st = self.compact(st)
+        return st
+
+    def compact(self, st: State) -> State:
+        """Copy the live rows to a new generation. Under `writing`."""
+        import numpy as np
+
+        view = self.view(st)
+        keep = view.alive.astype(bool)
+        new = State(**{**asdict(st), "gen": st.gen + 1, "count": int(keep.sum()), "dead": 0})
+        self._path("rows", new.gen).write_bytes(np.ascontiguousarray(view.rows[keep]).tobytes())
+        self._path("matrix", new.gen).write_bytes(np.ascontiguousarray(view.matrix[keep]).tobytes())
+        self._path("alive", new.gen).write_bytes(b"\x01" * new.count)
+        self._path("hashes", new.gen).write_bytes(np.ascontiguousarray(view.hashes[keep]).tobytes())
+        del view
+        self._save(new)
+        self._drop_generations(keep=new.gen)
+        self._prune_cache(new)
+        return new
+
+    def _prune_cache(self, st: State) -> None:
+        """Drop cached vectors no live row uses, when they outnumber the live rows (old versions
+        of edited entries). Those of recent edits go too: re-encoding them is cheap."""
+        conn = self._cache_conn()
+        if self.cache_size() <= 2 * max(st.live, 1000):
+            return
+        view = self.view(st)
+        live = [bytes(h) for h in view.hashes[view.alive.astype(bool)]]
+        with conn:
+            conn.execute("CREATE TEMP TABLE IF NOT EXISTS keep (hash BLOB PRIMARY KEY) WITHOUT ROWID")
+            conn.execute("DELETE FROM keep")
+            conn.executemany("INSERT OR IGNORE INTO keep VALUES (?)", [(h,) for h in live])
+            conn.execute("DELETE FROM vec WHERE hash NOT IN (SELECT hash FROM keep)")
+        conn.execute("VACUUM")
+
+    def _drop_generations(self, keep: int) -> None:
+        for path in self.folder.glob("*.*.*"):
+            parts = path.name.split(".")
+            if len(parts) == 3 and parts[0] in ("rows", "matrix", "alive", "hashes") and parts[1].isdigit() \
+                    and int(parts[1]) != keep:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+
+    # -- reading -----------------------------------------------------------------------
+
+    def _map(self, part: str, st: State, dtype: Any, shape: tuple[int, ...] | None = None) -> np.ndarray:
+        import numpy as np
+
+        if st.count == 0:
+            return np.zeros(shape or (0,), dtype=dtype)
+        return np.memmap(self._path(part, st.gen), dtype=dtype, mode="r", shape=shape or (st.count,))
+
+    def view(self, st: State | None = None) -> View:
+        """The live table as arrays (memory-mapped), as of `st` (default: now)."""
+        import numpy as np
+
+        st = st or self.state()
+        return View(
+            st,
+            self._map("rows", st, np.int64),
+            self._map("matrix", st, np.float32, (st.count, st.dim)),
+            self._map("alive", st, np.uint8),
+            self._map("hashes", st, np.dtype((np.void, HASH_BYTES))),
+        )
+
+    def size_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.folder.glob("*") if p.is_file()) if self.folder.is_dir() else 0
+
+    def close(self) -> None:
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None
+
+
+@dataclass
+class View:
+    state: State
+    rows: np.ndarray
+    matrix: np.ndarray
+    alive: np.ndarray
+    hashes: np.ndarray
+
+    def top(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """The `k` live rows nearest `query` (cosine: vectors are unit length): (rowid, score),
+        best first. Exact search: a matrix-vector product over every row."""
+        import numpy as np
+
+        n = self.state.count
+        if n == 0 or k <= 0:
+            return []
+        sims = self.matrix @ query.astype(np.float32)
+        if self.state.dead:
+            sims = np.where(self.alive.astype(bool), sims, -np.inf)
+        k = min(k, self.state.live)
+        if k <= 0:
+            return []
+        idx = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
+        idx = idx[np.argsort(-sims[idx], kind="stable")]
+        return [(int(self.rows[i]), float(sims[i])) for i in idx if np.isfinite(sims[i])]
