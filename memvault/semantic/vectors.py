@@ -270,6 +270,41 @@ class View:
     alive: np.ndarray
     hashes: np.ndarray
 
+    def near(self, query: np.ndarray, k: int, also: list[int]) -> tuple[list[tuple[int, float]], dict[int, float], float, float]:
+        """(the `k` nearest live rows, the cosine of those and of the rows `also` names that
+        are held, the mean and the spread of the cosines over the live rows)."""
+        import numpy as np
+
+        if self.state.count == 0:
+            return [], {}, 0.0, 1.0
+        sims = self.matrix @ query.astype(np.float32)
+        live = self.alive.astype(bool) if self.state.dead else None
+        pool = sims[live] if live is not None else sims
+        mean, std = (float(pool.mean()), float(pool.std())) if len(pool) else (0.0, 1.0)
+        top = self._best(np.where(live, sims, -np.inf) if live is not None else sims, k)
+        scores = dict(top)
+        if also:
+            want = np.asarray(sorted(set(also)), dtype=np.int64)
+            pos = np.searchsorted(self.rows, want)
+            inside = pos < self.state.count
+            pos, want = pos[inside], want[inside]
+            hit = self.rows[pos] == want
+            for p, r in zip(pos[hit], want[hit], strict=True):
+                if live is None or live[p]:
+                    scores[int(r)] = float(sims[p])
+        return top, scores, mean, std
+
+    def _best(self, sims: np.ndarray, k: int) -> list[tuple[int, float]]:
+        import numpy as np
+
+        n = len(sims)
+        k = min(k, self.state.live)
+        if k <= 0:
+            return []
+        idx = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
+        idx = idx[np.argsort(-sims[idx], kind="stable")]
+        return [(int(self.rows[i]), float(sims[i])) for i in idx if np.isfinite(sims[i])]
+
     def top(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """The `k` live rows nearest `query` (cosine: vectors are unit length): (rowid, score),
         best first. Exact search: a matrix-vector product over every row."""

@@ -10,14 +10,16 @@ ranks with the vectors there are (saying how many entries still wait).
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memvault.config.core import Config
 from memvault.errors import InputError, LockTimeout
-from memvault.search.fusion import fuse
+from memvault.search.fusion import Near, fuse
 from memvault.search.index import store
 from memvault.semantic import FUSIONS, MODES, settings
 from memvault.semantic.models import (
@@ -31,8 +33,6 @@ from memvault.semantic.text import embed_text, text_hash
 from memvault.semantic.vectors import State, VectorStore
 
 if TYPE_CHECKING:
-    import sqlite3
-
     import numpy as np
 
     from memvault.semantic.encoder import Encoder
@@ -246,13 +246,27 @@ class Semantic:
         return self._new_rows(conn, st)
 
     def query_vector(self, text: str) -> np.ndarray:
-        return self.encoder().encode([text], query=True)[0]
+        """The query's vector; kept in the cache, so asking again loads no model (an agent
+        repeats its questions; a person re-runs a search with another --limit)."""
+        import numpy as np
 
-    def nearest(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        key = text_hash("\0query\0" + text)
+        held = self.store.cached([key]).get(key)
+        if held is not None:
+            return np.frombuffer(held, dtype=np.float32)
+        vector = self.encoder().encode([text], query=True)[0]
+        with contextlib.suppress(sqlite3.Error):  # a cache write lost to a busy database costs one encode
+            self.store.put([(key, vector.tobytes())])
+        return vector
+
+    def nearest(self, vector: np.ndarray, k: int, also: list[int] | None = None) -> Near:
+        """The `k` rows nearest `vector`, with the cosines of the rows `also` names (the lexical
+        candidates) and the spread of all cosines (search/fusion.py)."""
         view = self.store.view()
         if view.state.count == 0 or view.matrix.shape[1] != vector.shape[0]:
-            return []
-        return view.top(vector, k)
+            return Near()
+        top, scores, mean, std = view.near(vector, k, also or [])
+        return Near(top, scores, mean, std)
 
 
 
@@ -268,9 +282,10 @@ def found(sem: Semantic | None, mode: str, lexical: list[tuple[int, float]], vec
     as matching the query: search/rank.py puts matches before entries found through neighbours)."""
     if sem is None or vector is None:
         return lexical, set()
-    near = sem.nearest(vector, max(n, int(sem.opts.get("candidates", 100))))
+    near = sem.nearest(vector, max(n, int(sem.opts.get("candidates", 100))), [r for r, _ in lexical])
     if mode == "semantic":
-        return near[:n], {r for r, _ in near[:n]}
+        top = [(r, s) for r, s in near.top[:n] if s > 0]
+        return top, {r for r, _ in top}
     fused = fuse(lexical, near, str(sem.opts.get("fusion", "weighted")), float(sem.opts.get("weight", 0.5)),
                  int(sem.opts.get("rrf_k", 60)))
-    return fused, {r for r, _ in near}
+    return fused, {r for r, _ in near.top}
