@@ -8,6 +8,7 @@ words fall into concept groups in English and German: "relax hobby" shares no wo
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -146,6 +147,27 @@ def test_recall_fuses_words_and_vectors(root: Path, fusion: str) -> None:
     answer = recall(root, query="relax hobby", fusion=fusion)
     assert answer["fusion_used"] == fusion and answer["stores_queried"] == ["fts", "vector"]
     assert answer["results"][0]["id"] == PAINT and answer["results"][0]["source_store"] == "fts+vector"
+
+
+def test_recall_fusion_is_this_calls(root: Path, tmp_path: Path) -> None:
+    """The request's fusion, not `[semantic] fusion` (weighted), fuses words and vectors: under
+    `max` the scores differ from a weighted call's (both report search's score times 1). Each
+    on its own copy of the vault: a recall counts as an access, which moves the next scores."""
+    twin = shutil.copytree(root, tmp_path / "twin")
+    scores = {f: [r["score"] for r in recall(where, query="Caroline relax", fusion=f, k=3)["results"]]
+              for f, where in (("max", root), ("weighted", twin))}
+    assert scores["max"] != scores["weighted"]
+    again = shutil.copytree(twin, tmp_path / "again", ignore=shutil.ignore_patterns(".memvault"))
+    assert [r["score"] for r in recall(again, query="Caroline relax", fusion="weighted", k=3)["results"]] \
+        == scores["weighted"]  # the same call on the same files: the same scores
+
+
+def test_search_refuses_an_unknown_fusion(root: Path) -> None:
+    from memvault.errors import InputError
+    from memvault.search.index import open_index
+
+    with Vault.open(root) as vault, open_index(vault) as index, pytest.raises(InputError, match="fusion must be"):
+        index.search("relax", fusion="sum")
 
 
 def test_recall_lexical_and_semantic_vaults(root: Path) -> None:

@@ -4,7 +4,7 @@ Ranking is search's own (memvault/search/rank.py): BM25 relevance with importanc
 confidence, every part computed at T, so entries newer than T drop out and confidence is
 decayed to T. The index holds today's entries; search judges each candidate's status at T.
 Recorded time cannot use the index (it knows only today's files): see asof_search.py; it ranks
-by words only (docs/decisions.md, "Semantic search (issue 18): asof").
+by words only (docs/decisions.md, "Semantic search (issue 18): asof, ...").
 """
 
 from __future__ import annotations

@@ -501,7 +501,8 @@ def _with_retention(timeline: Timeline, event: Event, at: datetime) -> dict[str,
 
 def _recorded_mode(recorded: bool, mode: str | None) -> None:
     """`--recorded` ranks the files of a past commit in memory, by words: they have no vectors
-    (docs/decisions.md, "Semantic search (issue 18): asof"). Asking it for meaning is refused
+    (docs/decisions.md, "Semantic search (issue 18): asof, context,
+    recall, status"). Asking it for meaning is refused
     rather than answered by words without saying so."""
     if recorded and mode in ("semantic", "hybrid"):
         raise InputError(f"--mode {mode} ranks today's index by meaning; --recorded ranks a past commit's "

@@ -136,8 +136,8 @@ def stores_for(mode: str) -> list[str]:
 def fused(scores: list[float], fusion: str, weights: Mapping[str, float] | None = None) -> list[float]:
     """Each result's score under `fusion` (spec §5), from one retriever's scores in rank order.
 
-    With one ranking (full-text, or search's own fusion of full-text and vectors), rrf is 1/(60 + rank), max its own score, weighted its score
-    times the retriever's weight (1 by default; magnitudes not normalised, as the spec says)."""
+    With one ranking (full text, or search's own fusion of full text and vectors), rrf is
+    1/(60 + rank), max its own score, weighted its score times the retriever's weight (1 by default; magnitudes not normalised, as the spec says)."""
     if fusion == "rrf":
         return [1 / (RRF_K + rank) for rank in range(1, len(scores) + 1)]
     if fusion == "max":
