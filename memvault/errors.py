@@ -106,7 +106,14 @@ class WriteConflict(MemvaultError):
         self.kept = kept
 
 
+class SemanticUnavailable(MemvaultError):
+    """Search by meaning was asked for, but the `semantic` extra or its model is not installed
+    (the message says which and how to install it; docs/semantic.md)."""
+
+    code = "semantic_unavailable"
+
+
 def hierarchy() -> list[type[MemvaultError]]:
     """The classes above (the catch-all last): what docs/cli.md's error table lists."""
     return [InputError, NotFoundError, Ambiguous, Refused, SecretRefused, VaultNotFound,
-            ConfigError, LockTimeout, GitError, UnsafePath, WriteConflict, MemvaultError]
+            ConfigError, LockTimeout, GitError, UnsafePath, WriteConflict, SemanticUnavailable, MemvaultError]

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from memvault.parsed import ParsedVault
 
-SECTIONS: list[str] = ["memvault.search.index:status_section", "memvault.watch:status_section"]
+SECTIONS: list[str] = ["memvault.search.index:status_section", "memvault.search.index.semantic_status:status_section",
+                       "memvault.watch:status_section"]
 
 
 def collect(vault: ParsedVault) -> tuple[dict[str, Any], list[str]]:

@@ -111,8 +111,9 @@ class Vault(ParsedVault):
         self.on_close(past.close)
         return past
 
-    def as_of(self, at: When, query: str | None = None, *, recorded: bool = False, limit: int | None = None) -> list[dict[str, Any]]:
-        return self.past.as_of(at, query, recorded=recorded, limit=limit)
+    def as_of(self, at: When, query: str | None = None, *, recorded: bool = False, limit: int | None = None,
+              mode: str | None = None) -> list[dict[str, Any]]:
+        return self.past.as_of(at, query, recorded=recorded, limit=limit, mode=mode)
 
     def changes(self, since: When, until: When | None = None, *, limit: int | None = None) -> dict[str, Any]:
         from memvault.history.timetravel import cut_changes

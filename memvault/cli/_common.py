@@ -154,6 +154,14 @@ def limit_option(help: str = "At most this many entries.", default: int | None =
     return click.option("--limit", "-n", type=count(), default=default, show_default=default is not None, help=help)
 
 
+def mode_option(extra: str = "") -> Callable[[Any], Any]:
+    """--mode, how a query is matched (search, asof, context): one spelling and one help."""
+    return click.option("--mode", type=click.Choice(["lexical", "semantic", "hybrid"]),
+                        help="Match words (lexical), meaning (semantic: needs memvault[semantic]) or both, fused "
+                             "(hybrid). Default: [semantic] mode in memvault.toml; hybrid when the extra and a "
+                             "model are installed." + extra)
+
+
 class FiniteFloatRange(click.FloatRange):
     """click.FloatRange that also refuses nan and infinity, which pass its comparisons."""
 

@@ -14,6 +14,7 @@ from memvault.cli._common import (
     folded_tally,
     json_option,
     limit_option,
+    mode_option,
     open_vault,
     row_figures,
     say,
@@ -35,15 +36,16 @@ T_HELP = f"T: {T_FORMS}. A plain date means the end of that day."
 @click.argument("query", nargs=-1)
 @click.option("--recorded", is_flag=True, help="What the vault's files held at T (git), not what its entries say.")
 @limit_option("At most this many entries (default with QUERY: 10).")
+@mode_option(" With QUERY, event time only: --recorded ranks by words.")
 @click.option("--all", "include_all", is_flag=True,
               help="List a log entry a curated bullet cites beside the bullet, not under it (--json does).")
 @json_option
 @click.pass_context
-def asof(ctx, when: str, query: tuple[str, ...], recorded: bool, limit: int | None, include_all: bool,
-         as_json: bool) -> None:
+def asof(ctx, when: str, query: tuple[str, ...], recorded: bool, limit: int | None, mode: str | None,
+         include_all: bool, as_json: bool) -> None:
     from memvault.entries.folding import fold_cited
 
-    items = open_vault(ctx).as_of(when, " ".join(query) or None, recorded=recorded, limit=limit)
+    items = open_vault(ctx).as_of(when, " ".join(query) or None, recorded=recorded, limit=limit, mode=mode)
     emit(items if as_json or include_all else fold_cited(items), as_json, _asof_text)
 
 

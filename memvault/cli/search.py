@@ -18,6 +18,7 @@ from memvault.cli._common import (
     is_tty,
     json_option,
     limit_option,
+    mode_option,
     open_vault,
     parse_window,
     retention_mark,
@@ -42,9 +43,7 @@ MARK_RE = re.compile(r"\*\*(.+?)\*\*")
 @click.option("--until", type=TIME, help="Entries at or before this time.")
 @click.option("--all", "include_all", is_flag=True, help="Include superseded and expired entries.")
 @click.option("--backend", help=BACKEND_HELP)
-@click.option("--mode", type=click.Choice(["lexical", "semantic", "hybrid"]),
-              help="Match words (lexical), meaning (semantic: needs memvault[semantic]) or both, fused "
-                   "(hybrid). Default: [semantic] mode in memvault.toml; hybrid when the extra is installed.")
+@mode_option()
 @click.option("--record/--no-record", default=None,
               help="Count the first hits ([search] record_top, 3) as recalled: you use them. "
                    "Default: [search] record in memvault.toml (false).")
@@ -137,7 +136,19 @@ def _report_text(d: dict) -> str:
     if d["problems"]:  # what reading the files found, not the rules a full check runs on top
         line += (f"\nparse problems in the files read: {len(d['problems'])} ({errors} error{'s' * (errors != 1)}); "
                  "`memvault check` runs every rule (ids, links, secrets, layout) and lists them all")
-    return "\n".join([line] + [f"kept last good entries: {why}" for why in d.get("held", {}).values()])
+    return "\n".join([line] + [f"kept last good entries: {why}" for why in d.get("held", {}).values()]
+                     + _embedding_text(d.get("semantic")))
+
+
+def _embedding_text(sem: dict | None) -> list[str]:
+    """What embedding the new entries did (none: semantic search is off for this vault)."""
+    if sem is None:
+        return []
+    line = (f"embedding ({sem['model']}): {sem['encoded']} encoded, {sem['reused']} reused from the cache, "
+            f"{sem['removed']} removed; {sem['vectors']} vector(s) in {sem['seconds']:.2f}s")
+    if sem.get("pending"):
+        line += f"; {sem['pending']} entries still pending"
+    return [line]
 
 
 class _Progress:
@@ -147,21 +158,32 @@ class _Progress:
         self.enabled = enabled
         self.bar: ProgressBar[int] | None = None
         self.done = 0
+        self.label = "indexing"
 
     def __enter__(self) -> _Progress | None:
         return self if self.enabled else None
 
+    def stage(self, label: str) -> None:
+        """A new stage (the index calls it before embedding): its own bar."""
+        self.close()
+        self.label, self.done = label, 0
+
     def __call__(self, n: int, total: int) -> None:
         if self.bar is None:
-            self.bar = click.progressbar(length=total, label="indexing", file=sys.stderr)  # click 8.5 deprecates get_text_stream
+            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)  # click 8.5 deprecates get_text_stream
             self.bar.__enter__()
         self.bar.update(n - self.done)
         self.done = n
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
+        self.close(kind, exc, tb)
+
+    def close(self, kind: type[BaseException] | None = None, exc: BaseException | None = None,
+              tb: TracebackType | None = None) -> None:
         if self.bar is not None:
             self.bar.__exit__(kind, exc, tb)
+            self.bar = None
 
 
 @cli.command()
@@ -186,9 +208,10 @@ def status(ctx, as_json: bool) -> None:
 @click.option("--record/--no-record", default=True, show_default=True,
               help="Count what the block holds as recalled (recency, retention, curate).")
 @click.option("--backend", help=BACKEND_HELP)
+@mode_option(" Only with QUERY.")
 @json_option
 @click.pass_context
-def context_cmd(ctx, query, scope, budget, record, backend, as_json) -> None:
+def context_cmd(ctx, query, scope, budget, record, backend, mode, as_json) -> None:
     """The memory block for the top of an agent's prompt (docs/context.md).
 
     MEMORY.md's live bullets plus the entries most relevant to QUERY (without one: the most
@@ -199,5 +222,5 @@ def context_cmd(ctx, query, scope, budget, record, backend, as_json) -> None:
     from memvault.context import context
 
     vault = open_vault(ctx)
-    result = context(vault, " ".join(query), scope=scope, budget=budget, record=record, backend=backend)
+    result = context(vault, " ".join(query), scope=scope, budget=budget, record=record, backend=backend, mode=mode)
     emit(result, as_json, lambda d: d["text"])

@@ -20,7 +20,7 @@ from memvault.errors import InputError
 from memvault.parsed import ParsedVault
 from memvault.search import access
 from memvault.search.hits import Hit
-from memvault.search.index import open_index
+from memvault.search.index import open_index, search_mode
 from memvault.search.index.standing import rank_bullets, rank_rows, standing_rows
 from memvault.search.rank import Filter, both
 from memvault.search.textproc import nothing_to_search
@@ -43,8 +43,10 @@ def scope_filter(scope: str | None) -> Filter | None:
 
 def context(vault: ParsedVault, query: str | None = None, *, scope: str | None = None,
             budget: int = DEFAULT_BUDGET, record: bool = True, backend: str | None = None, refresh: bool = True,
-            tokenizer: str = "auto", at: datetime | None = None) -> dict[str, Any]:
-    """`memvault context`: the block (text and items) and what was left out, as a dict."""
+            tokenizer: str = "auto", at: datetime | None = None, mode: str | None = None) -> dict[str, Any]:
+    """`memvault context`: the block (text and items) and what was left out, as a dict.
+    `mode`: how the query is matched (search's; None: `[semantic] mode`); the dict's `mode`
+    says which was used (None without a query)."""
     query = (query or "").strip() or None
     if query is not None and (empty := nothing_to_search(query)) is not None:
         raise InputError(empty)
@@ -52,7 +54,8 @@ def context(vault: ParsedVault, query: str | None = None, *, scope: str | None =
         raise InputError(f"--budget must be 0 or more tokens, got {budget}")
     keep = both(lambda ev: not re_encounter(ev), scope_filter(scope))  # a presentation is not a memory
     when = at or datetime.now(UTC)
-    bullets, hits = _candidates(vault, query, keep, when, backend, refresh)
+    used = search_mode(vault, mode) if query is not None else None
+    bullets, hits = _candidates(vault, query, keep, when, backend, refresh, used)
     count = counter(tokenizer)
     stale = [h for h in bullets + hits if h.sources_superseded_by]  # a bullet stating what the logs corrected
     seen = {h.id for h in stale}
@@ -66,7 +69,7 @@ def context(vault: ParsedVault, query: str | None = None, *, scope: str | None =
     if record and block.items:
         access.record(vault.root, [i.id for i in block.items])
     return {
-        "query": query, "scope": scope, "budget": budget, "tokens": block.tokens, "tokenizer": count.name,
+        "query": query, "mode": used, "scope": scope, "budget": budget, "tokens": block.tokens, "tokenizer": count.name,
         "text": block.text, "items": [i.to_dict(count) for i in block.items],
         "left_out": aside + block.left_out
         + [{"id": h.id, "reason": f"its sources are superseded (by {h.sources_superseded_by})"}
@@ -76,13 +79,14 @@ def context(vault: ParsedVault, query: str | None = None, *, scope: str | None =
 
 
 def _candidates(vault: ParsedVault, query: str | None, keep: Filter | None, when: datetime, backend: str | None,
-                refresh: bool) -> tuple[list[Hit], list[Hit]]:
+                refresh: bool, mode: str | None) -> tuple[list[Hit], list[Hit]]:
     with open_index(vault, backend) as index:
         if refresh:
             index.refresh()
         bullets = rank_bullets(index, when, keep)
         if query:
-            hits = index.search(query, limit=HITS, at=when, record_access=False, retention=False, where=keep)
+            hits = index.search(query, limit=HITS, at=when, record_access=False, retention=False, where=keep,
+                                mode=mode)
             hits = [h for h in hits if h.matched]  # one found only through its neighbours is not about the task
         else:
             hits = rank_rows(index, standing_rows(index), when, keep, limit=HITS)

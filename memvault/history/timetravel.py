@@ -217,9 +217,11 @@ class History:
     @no_gc()  # many short-lived objects: a cyclic pass over ~1M cached ones would cost more (p95 halved)
     def as_of(
         self, when: datetime | str | TimePoint, query: str | None = None, *,
-        recorded: bool = False, limit: int | None = None,
+        recorded: bool = False, limit: int | None = None, mode: str | None = None,
     ) -> list[dict[str, Any]]:
-        """The live entries as of `when`; with `query`, those matching it, ranked at `when`."""
+        """The live entries as of `when`; with `query`, those matching it, ranked at `when`
+        (`mode`: search's; event time only, see `_recorded_mode`)."""
+        _recorded_mode(recorded, mode)
         point = self.point(when)
         if query is None or not query.strip():
             if not recorded:
@@ -249,7 +251,7 @@ class History:
             except StaleIndex:  # the parse cache disagrees with the index: answer without it
                 self._index = self._stored = None
                 return self._search_state(commit, query, point.at, limit or 10)
-        ranked = asof_rank.rank_with_index(self.vault, query, point.at, limit or 10)
+        ranked = asof_rank.rank_with_index(self.vault, query, point.at, limit or 10, mode)
         return [_with_retention(self.vault.timeline, ev, point.at) | parts for ev, parts in ranked]
 
     def _search_state(self, commit: Commit, query: str, at: datetime, limit: int) -> list[dict[str, Any]]:
@@ -495,3 +497,13 @@ def _with_retention(timeline: Timeline, event: Event, at: datetime) -> dict[str,
     timeline answers from its stored said-again pairs. Recorded `asof` reads other timelines
     (a commit's entries, often cut down to the candidates) and carries none yet."""
     return timeline.to_dict(event, at) | {"retention": timeline.retention(event, at).to_dict()}
+
+
+def _recorded_mode(recorded: bool, mode: str | None) -> None:
+    """`--recorded` ranks the files of a past commit in memory, by words: they have no vectors
+    (docs/decisions.md, "Semantic search (issue 18): asof, context,
+    recall, status"). Asking it for meaning is refused
+    rather than answered by words without saying so."""
+    if recorded and mode in ("semantic", "hybrid"):
+        raise InputError(f"--mode {mode} ranks today's index by meaning; --recorded ranks a past commit's "
+                         "files by words only: drop --recorded (event time) or use --mode lexical")

@@ -25,7 +25,7 @@ FENCE = "```json"
 OWN_KEYS = ("tags", "scope", "importance")
 FILTER_KEYS = ("tags", "source", "scope", "agent_id", "user_id", "type", "types")
 STORE = "memvault"
-RETRIEVERS = ("fts",)  # full-text today; a semantic retriever joins here when that extra exists
+RETRIEVERS = ("fts",)  # full-text; with semantic search on, "vector" joins (`stores_for`)
 RRF_K = 60
 
 
@@ -127,11 +127,17 @@ def matches(event: Event, flt: Mapping[str, Any]) -> bool:
     return all(flt[key] == value for key, value in pairs if key in flt)
 
 
+def stores_for(mode: str) -> list[str]:
+    """The retrievers a recall under search `mode` asks: full-text, the vectors, or both. With
+    both, the request's `fusion` is how search fuses their rankings (search/fusion.py)."""
+    return {"lexical": ["fts"], "semantic": ["vector"]}.get(mode, ["fts", "vector"])
+
+
 def fused(scores: list[float], fusion: str, weights: Mapping[str, float] | None = None) -> list[float]:
     """Each result's score under `fusion` (spec §5), from one retriever's scores in rank order.
 
-    With one retriever (full-text), rrf is 1/(60 + rank), max its own score, weighted its score
-    times the retriever's weight (1 by default; magnitudes not normalised, as the spec says)."""
+    With one ranking (full text, or search's own fusion of full text and vectors), rrf is
+    1/(60 + rank), max its own score, weighted its score times the retriever's weight (1 by default; magnitudes not normalised, as the spec says)."""
     if fusion == "rrf":
         return [1 / (RRF_K + rank) for rank in range(1, len(scores) + 1)]
     if fusion == "max":

@@ -188,7 +188,7 @@ class MemoryStore:
 
     def _recall(self, request: dict[str, Any]) -> dict[str, Any]:
         from memvault.search import access
-        from memvault.search.index import search_vault
+        from memvault.search.index import search_mode, search_vault
 
         began = time.perf_counter()
         vault = self._fresh()
@@ -198,9 +198,12 @@ class MemoryStore:
         days = request.get("fresher_than_days")
         since = None if days is None else vault.now() - timedelta(days=days)
         n = max(4 * k, 20) if flt or types else k  # without filters every hit is kept
+        mode = search_mode(vault)  # the vault's: the request names no mode, only how to fuse
+        stores = mw.stores_for(mode)
         while True:  # filters the index does not know take some hits: ask for more
             hits = search_vault(vault, request["query"], limit=n, since=since, record_access=False,
-                                refresh=self.refresh, retention=False)  # not in the response; it would cost ~1-2 s after each write
+                                refresh=self.refresh, retention=False,  # not in the response; ~1-2 s after a write
+                                mode=mode, fusion=fusion if mode == "hybrid" else None)
             kept = [h for h in hits if h.event is not None and mw.matches(h.event, flt)
                     and (not types or mw.memory_type(h.event) in types)]
             if len(kept) >= k or len(hits) < n:
@@ -213,10 +216,10 @@ class MemoryStore:
         results: list[dict[str, Any]] = [{
             "id": h.id, "type": mw.memory_type(h.event), "content": mw.content_of(h.event), "score": round(s, 6),
             "metadata": mw.metadata_of(h.event, h.status, h.confidence, matched=h.matched),
-            "created_at": mw.epoch_ms(h.timestamp), "supporting": [], "source_store": mw.RETRIEVERS[0],
+            "created_at": mw.epoch_ms(h.timestamp), "supporting": [], "source_store": "+".join(stores),
         } for s, h in ranked if h.event is not None]
         access.record(self.root, [h.id for _, h in ranked])  # an agent's recall is a recall (retention)
-        return {"results": results, "fusion_used": fusion, "stores_queried": list(mw.RETRIEVERS),
+        return {"results": results, "fusion_used": fusion, "stores_queried": stores,
                 "latency_ms": int((time.perf_counter() - began) * 1000)}
 
     # -- forget ------------------------------------------------------------------------------

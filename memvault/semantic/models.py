@@ -19,16 +19,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from memvault.errors import MemvaultError
+from memvault.errors import SemanticUnavailable
 
 MODEL_FILE = "memvault-model.json"
 
 
-class SemanticUnavailable(MemvaultError):
-    """Semantic search was asked for, but its extra or its model is not installed."""
-
-    code = "semantic_unavailable"
-
+__all__ = ["SemanticUnavailable"]
 
 EXTRA_HINT = "pip install 'memvault[semantic]'"
 

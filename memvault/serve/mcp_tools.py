@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -43,6 +43,10 @@ MCP_AGENT = "mcp"  # the memorywire agent_id the MCP tools write as
 Query = Annotated[str, Field(description="Words to look for (OR-ed, ranked); \"quoted phrases\" must match; "
                                          "`type:decision` or `tag:x` filter.")]
 Limit = Annotated[int, Field(ge=1, le=100, description="At most this many results.")]
+Mode = Annotated[Literal["lexical", "semantic", "hybrid"] | None,
+                 Field(description="How the query is matched: lexical (words), semantic (meaning; needs the "
+                                   "semantic extra) or hybrid (both, fused). None: the vault's setting "
+                                   "(hybrid when a model is installed). The answer's `mode` says which was used.")]
 When = Annotated[str, Field(description="A time: 2026-02-21, 2026-02-21 09:15, yesterday, '3 days ago', "
                                         "or a git revision.")]
 Ref = Annotated[str, Field(description="An entry id (e.g. 2026-02-21T09:15), its start, or a place as results "
@@ -67,6 +71,7 @@ def _tools(service: Service, wire: Wire) -> list[tuple[Callable[..., Any], ToolA
                tags: Annotated[list[str] | None, Field(description="Only entries with one of these tags.")] = None,
                include_all: Annotated[bool, Field(description="Also superseded, expired and forgotten entries.")]
                = False,
+               mode: Mode = None,
                ) -> dict[str, Any]:
         """Search the user's memory (daily logs and MEMORY.md) and get the best matching entries, ranked by
         relevance, importance, recency and confidence (memorywire's `recall` over the same index). Use it before
@@ -74,7 +79,7 @@ def _tools(service: Service, wire: Wire) -> list[tuple[Callable[..., Any], ToolA
         (what `get`, `history`, `forget` and `supersedes` take), cite (file#Lx-Ly), type, time, text, score;
         `status` appears only when an entry no longer holds (superseded by a newer one, expired). Forgotten
         entries are left out unless `include_all` (then with `status: forgotten`)."""
-        return service.search(query, limit, types, tags, include_all)
+        return service.search(query, limit, types, tags, include_all, mode)
 
     def get(ref: Annotated[str | None, Field(description="An id, its start, or a cited place "
                                              "(memory/2026-02-21.md#L3-L5). Give this or `file`.")] = None,
@@ -155,13 +160,14 @@ def _tools(service: Service, wire: Wire) -> list[tuple[Callable[..., Any], ToolA
                                                    "out; global ones stay.")] = None,
                 budget: Annotated[int, Field(ge=0, le=100_000, description="At most this many tokens "
                                              "(estimated).")] = DEFAULT_BUDGET,
+                mode: Mode = None,
                 ) -> dict[str, Any]:
         """The memory to start a task with: a short Markdown block (`text`) to put at the top of your context,
         with the user's curated MEMORY.md bullets and the entries most relevant to `query`, grouped by kind
         (preferences, lessons, decisions, facts, ...), each line ending in its [id]; superseded, expired and
         forgotten memories are never in it, and what the user said wins over what was inferred. Also `items`
         (id, kind, text, cite, tokens) and `left_out` (id, why). What it returns counts as recalled."""
-        return service.context(query, scope, budget)
+        return service.context(query, scope, budget, mode=mode)
 
     return [(search, READ), (get, READ), (remember, APPEND), (forget, FORGET), (asof, READ), (changes, READ), (history, READ),
             (curate_preview, READ), (context, READ)]

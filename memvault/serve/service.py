@@ -88,14 +88,15 @@ class Service:
     # -- reading ----------------------------------------------------------------------------
 
     def search(self, query: str, limit: int = 10, types: list[str] | None = None, tags: list[str] | None = None,
-               include_all: bool = False) -> dict[str, Any]:
-        from memvault.search.index import search_vault
+               include_all: bool = False, mode: str | None = None) -> dict[str, Any]:
+        from memvault.search.index import search_mode, search_vault
 
         with self.vault() as vault:
+            used = search_mode(vault, mode)
             hits = search_vault(vault, query, backend=self.backend, refresh=self.refresh, limit=_limit(limit),
                                 types=tuple(types or ()), tags=tuple(tags or ()), include_all=include_all,
-                                retention=False)  # not in a compact answer; it would cost ~1-2 s after each write
-            return {"query": query, "results": [compact.hit(h.to_dict()) for h in hits]}
+                                retention=False, mode=used)  # retention: not in a compact answer; ~1-2 s after a write
+            return {"query": query, "mode": used, "results": [compact.hit(h.to_dict()) for h in hits]}
 
     def get(self, ref: str | None = None, file: str | None = None, start_line: int | None = None,
             end_line: int | None = None) -> dict[str, Any]:
@@ -141,14 +142,14 @@ class Service:
             return compact.plan(plan_dict(plan_curation(vault)))
 
     def context(self, query: str | None = None, scope: str | None = None, budget: int = DEFAULT_BUDGET,
-                record: bool = True) -> dict[str, Any]:
+                record: bool = True, mode: str | None = None) -> dict[str, Any]:
         """`memvault context`: the prompt block (MEMORY.md's live bullets and the entries most
         relevant to `query`, by kind, citing ids) within `budget` tokens; docs/context.md."""
         from memvault.context import context
 
         with self.vault() as vault:
             return context(vault, query, scope=scope, budget=budget, record=record, backend=self.backend,
-                           refresh=self.refresh)
+                           refresh=self.refresh, mode=mode)
 
     def read_text(self, rel: str, *, missing: str | None = None) -> str:
         """A vault file's text by the layout rule (no links); `missing` stands in for none."""

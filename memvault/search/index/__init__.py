@@ -45,6 +45,15 @@ def search_vault(vault: ParsedVault, query: str, *, backend: str | None = None, 
         return index.search(query, **options)
 
 
+def search_mode(vault: ParsedVault, asked: str | None = None) -> str:
+    """The mode a search asking for `asked` uses (None: `[semantic] mode`, auto: hybrid when the
+    extra and a model are there): what a face reports. Raises SemanticUnavailable when a mode
+    asked for cannot be had (search/index/semantic.py `choose_mode`)."""
+    from memvault.search.index.semantic import choose_mode
+
+    return choose_mode(vault.config, asked, vault.root)
+
+
 def update_index(vault: ParsedVault, backend: str | None = None, *, rebuild: bool = False,
                  progress: Progress | None = None) -> UpdateReport:
     """Bring the index up to date with the files (only changed ones are re-read), or rebuild
@@ -66,5 +75,5 @@ def status_section(vault: ParsedVault) -> tuple[str, dict[str, Any], list[str]]:
 
 __all__ = [
     "BACKENDS", "FileState", "Hit", "Index", "IndexStatus", "UpdateReport", "index_status",
-    "open_index", "resolve_backend", "search_vault", "status_section", "update_index",
+    "open_index", "resolve_backend", "search_mode", "search_vault", "status_section", "update_index",
 ]

@@ -41,6 +41,7 @@ from memvault.search.plan import EXHAUSTIVE, Plan
 from memvault.search.rank import Filter, both, make_filter
 from memvault.search.textproc import ANALYZER_VERSION, Query, parse_query
 from memvault.search.weights import Weights
+from memvault.semantic import FUSIONS
 
 BACKENDS = ("sqlite", "whoosh")
 INDEX_DEFAULTS: dict[str, Any] = {"backend": "sqlite", "lock_timeout": 30.0}
@@ -374,15 +375,19 @@ class Index:
     def search(self, query: str, *, limit: int = 10, types: Iterable[str] = (), tags: Iterable[str] = (),
                since: datetime | None = None, until: datetime | None = None, include_all: bool = False,
                at: datetime | None = None, record_access: bool | None = None, retention: bool = True,
-               where: Filter | None = None, mode: str | None = None) -> list[Hit]:
+               where: Filter | None = None, mode: str | None = None, fusion: str | None = None) -> list[Hit]:
         """Ranked hits for `query` (see docs/search.md). Rebuilds a missing/stale index first.
         `where`: a further test an entry must pass (context's `--scope`), before the limit.
         `record_access`: count the first hits as recalled (None: as `[search] record` says;
         `access.search_recalls`). `retention`: put each hit's retention in its JSON shape (the
         first search after an index change reads the changed files' rows again for it, ~50 ms
-        for one file of a 100k vault: a caller that shows none, such as an agent's recall, says False)."""
+        for one file of a 100k vault: a caller that shows none, such as an agent's recall, says False).
+        `mode`: lexical, semantic or hybrid (None: `[semantic] mode`; `semantic.choose_mode`);
+        `fusion`: how hybrid fuses the two rankings in this call (None: `[semantic] fusion`)."""
         if limit < 1:
             raise InputError("--limit must be at least 1")
+        if fusion is not None and fusion not in FUSIONS:
+            raise InputError(f"fusion must be one of {', '.join(FUSIONS)}, got {fusion!r}")
         q = parse_query(query)
         mode = semantic.choose_mode(self.vault.config, mode, self.vault.root)
         text = semantic.query_text(query) if mode != "lexical" else ""
@@ -402,7 +407,7 @@ class Index:
                             index_forgotten(conn, forgotten, self.vault.config) if forgotten else None)
             while True:
                 lexical = engine.search(q, n, plan) if not q.empty and mode != "semantic" else []
-                found, by_meaning = semantic.found(sem, mode, lexical, vector, n)
+                found, by_meaning = semantic.found(sem, mode, lexical, vector, n, fusion)
                 hits = ranker.rank(found, q, when, keep, include_all, limit, by_meaning)
                 if len(hits) >= limit:
                     break

@@ -98,6 +98,8 @@ def after_update(index: Any, progress: Progress | None = None) -> dict[str, Any]
     try:
         sem = index.semantic_side()
         limit = int(sem.opts.get("search_encode_limit", 2000)) if index.for_search else None
+        if progress is not None and hasattr(progress, "stage"):
+            progress.stage("embedding")  # `memvault index`'s bar: a second one for the embedding
         report = sem.sync(limit=limit, progress=progress, wait=not index.for_search)
     except SemanticUnavailable as exc:
         if str(exc) not in _warned:
@@ -269,15 +271,13 @@ class Semantic:
         return Near(top, scores, mean, std)
 
 
-
-
 def query_text(text: str) -> str:
     """The words a query embeds: its text without `type:`/`tag:` filters."""
     return " ".join(w for w in text.split() if not w.lower().startswith(("type:", "tag:"))).strip()
 
 
 def found(sem: Semantic | None, mode: str, lexical: list[tuple[int, float]], vector: np.ndarray | None,
-          n: int) -> tuple[list[tuple[int, float]], set[int]]:
+          n: int, fusion: str | None = None) -> tuple[list[tuple[int, float]], set[int]]:
     """The candidates a search ranks under `mode`, and the rows found by meaning (which count
     as matching the query: search/rank.py puts matches before entries found through neighbours)."""
     if sem is None or vector is None:
@@ -286,6 +286,6 @@ def found(sem: Semantic | None, mode: str, lexical: list[tuple[int, float]], vec
     if mode == "semantic":
         top = [(r, s) for r, s in near.top[:n] if s > 0]
         return top, {r for r, _ in top}
-    fused = fuse(lexical, near, str(sem.opts.get("fusion", "weighted")), float(sem.opts.get("weight", 0.5)),
+    fused = fuse(lexical, near, fusion or str(sem.opts.get("fusion", "weighted")), float(sem.opts.get("weight", 0.5)),
                  int(sem.opts.get("rrf_k", 60)))
     return fused, {r for r, _ in near.top}
