@@ -1,0 +1,51 @@
+"""Helpers for the semantic search tests: a vault pointed at the tiny test model
+(tests/data/semantic-model, see its README), and reading its vectors back."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from .helpers_index import UTC_TOML, make_vault
+
+MODEL = Path(__file__).parent / "data" / "semantic-model"
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("tokenizers")
+pytest.importorskip("numpy")
+
+
+def semantic_toml(mode: str | None = None, model: Path | str = MODEL, extra: str = "") -> str:
+    lines = [UTC_TOML, "[semantic]", f'model = "{model}"']
+    if mode:
+        lines.append(f'mode = "{mode}"')
+    return "\n".join(lines) + "\n" + extra
+
+
+@pytest.fixture
+def semantic_vault(vault_dir: Path) -> Path:
+    """An empty vault (memory/ and memvault.toml) whose `[semantic] model` is the test model."""
+    make_vault(vault_dir, semantic_toml())
+    return vault_dir
+
+
+def live_vectors(root: Path) -> list[tuple[str, str]]:
+    """Sorted (entry id, hash of its vector) of every live vector, read through the library."""
+    import numpy as np
+
+    from memvault.search.index import open_index, store
+    from memvault.vault import Vault
+
+    with Vault.open(root) as vault, open_index(vault) as index:
+        index.update()
+        conn, _ = index.reader()
+        ids = {rowid: ev.id for rowid, ev in store.load_events(conn)}
+        view = index.semantic_side().store.view()
+        keep = view.alive.astype(bool)
+        rows, matrix = view.rows[keep], np.asarray(view.matrix[keep])
+        pairs = [(ids[int(r)], hashlib.sha256(np.round(v, 5).tobytes()).hexdigest()[:16])
+                 for r, v in zip(rows, matrix, strict=True)]
+        del view
+    return sorted(pairs)
