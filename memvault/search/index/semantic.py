@@ -90,23 +90,19 @@ def choose_mode(config: Config, asked: str | None, root: Any = None) -> str:
 
 
 def after_update(index: Any, progress: Progress | None = None) -> dict[str, Any] | None:
-    """Embed what an index update added (all of it; a search's update only a few), when the
-    vault searches by meaning. Never fails the update: a model that cannot be loaded is said
-    once and the index stays lexical."""
-    if choose_mode(index.vault.config, None, index.vault.root) == "lexical":
+    """Embed what an index update added, when the vault searches by meaning. Never fails the
+    update: a model that cannot be loaded is said once and the index stays lexical. A search's
+    update embeds nothing: the search itself does, as far as its mode needs (`Index.semantic`),
+    so a `--mode lexical` search never loads the model."""
+    if index.for_search or choose_mode(index.vault.config, None, index.vault.root) == "lexical":
         return None
     try:
-        sem = index.semantic_side()
-        limit = int(sem.opts.get("search_encode_limit", 2000)) if index.for_search else None
-        report = sem.sync(limit=limit, progress=progress, wait=not index.for_search)
+        report = index.semantic_side().sync(progress=progress)
     except SemanticUnavailable as exc:
         if str(exc) not in _warned:
             _warned.add(str(exc))
             log.warning("%s; searching words only", exc)
         return None
-    if report.pending:
-        log.warning("%d entries have no vector yet: semantic search ranks without them until "
-                    "`memvault index` embeds them", report.pending)
     return report.to_dict()
 
 
@@ -173,6 +169,9 @@ class Semantic:
                 raise
             report.pending, report.live = self._new_rows(conn, st), st.live  # another process is embedding
         report.seconds = time.perf_counter() - started
+        if report.pending and limit is not None:
+            log.warning("%d entries have no vector yet: semantic search ranks without them until "
+                        "`memvault index` embeds them", report.pending)
         return report
 
     def _index_id(self, conn: sqlite3.Connection) -> str:
