@@ -82,11 +82,35 @@ def choose_mode(config: Config, asked: str | None, root: Any = None) -> str:
     except SemanticUnavailable as exc:
         if asked:
             raise
-        if mode != "auto" and str(exc) not in _warned:
-            _warned.add(str(exc))
-            log.warning("[semantic] mode = %r: %s; searching words only", mode, exc)
+        if mode != "auto":
+            _warn(f"[semantic] mode = {mode!r}: {exc}")
+        elif str(settings(config).get("model", "auto")).strip() != "auto":
+            _warn(str(exc))  # a model named in memvault.toml that cannot be had is said, not ignored
         return "lexical"
     return "hybrid" if mode == "auto" else mode
+
+
+def _warn(message: str) -> None:
+    """Say once per process that a search falls back to words."""
+    if message not in _warned:
+        _warned.add(message)
+        log.warning("%s; searching words only", message)
+
+
+def prepare(index: Any, mode: str, text: str, asked: str | None) -> tuple[str, Semantic | None, np.ndarray | None]:
+    """The mode a search runs in, its semantic side and query vector. A model whose files are
+    there but cannot be loaded (a damaged graph) is found only now: an asked-for mode fails,
+    the default falls back to words with a warning, as `choose_mode` does."""
+    if mode == "lexical":
+        return mode, None, None
+    try:
+        sem = index.semantic(mode)
+        return mode, sem, sem.query_vector(text) if text else None
+    except SemanticUnavailable as exc:
+        if asked:
+            raise
+        _warn(str(exc))
+        return "lexical", None, None
 
 
 def after_update(index: Any, progress: Progress | None = None) -> dict[str, Any] | None:
@@ -99,9 +123,7 @@ def after_update(index: Any, progress: Progress | None = None) -> dict[str, Any]
     try:
         report = index.semantic_side().sync(progress=progress)
     except SemanticUnavailable as exc:
-        if str(exc) not in _warned:
-            _warned.add(str(exc))
-            log.warning("%s; searching words only", exc)
+        _warn(str(exc))
         return None
     return report.to_dict()
 
