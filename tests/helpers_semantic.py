@@ -49,3 +49,22 @@ def live_vectors(root: Path) -> list[tuple[str, str]]:
                  for r, v in zip(rows, matrix, strict=True)]
         del view
     return sorted(pairs)
+
+
+def embedded_ids(root: Path) -> set[str]:
+    """The ids of the entries with a live vector now (reads only: no update, no encoding)."""
+    from memvault.search.index import open_index, store
+    from memvault.vault import Vault
+
+    with open_index(Vault.open(root)) as index:
+        if not index.db_path.exists():
+            return set()
+        conn = store.connect(index.db_path)
+        try:
+            ids = {rowid: ev.id for rowid, ev in store.load_events(conn)}
+        finally:
+            conn.close()
+        view = index.semantic_side().store.view()
+        rows = [int(r) for r in view.rows[view.alive.astype(bool)]]
+        del view
+    return {ids[r] for r in rows if r in ids}
