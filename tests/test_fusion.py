@@ -27,7 +27,7 @@ def sides(draw):
 weights = st.floats(0.0, 1.0)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(sides(), st.sampled_from(METHODS), weights, st.integers(1, 100))
 def test_scores_lie_in_0_1_best_first_each_item_once(pair, method, weight, k):
     lex, sem = pair
@@ -38,7 +38,7 @@ def test_scores_lie_in_0_1_best_first_each_item_once(pair, method, weight, k):
     assert len(ids) == len(set(ids)) and set(ids) <= {r for r, _ in lex} | {r for r, _ in sem}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(sides(), st.sampled_from(METHODS), weights)
 def test_an_item_first_in_both_lists_comes_first(pair, method, weight):
     lex, sem = pair
@@ -49,7 +49,7 @@ def test_an_item_first_in_both_lists_comes_first(pair, method, weight):
     assert fuse(lex, sem, method, weight)[0][0] == top
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(sides(), st.sampled_from(METHODS), weights)
 def test_ties_keep_lexical_order_then_semantic_order_and_the_result_is_stable(pair, method, weight):
     lex, sem = pair
