@@ -160,3 +160,17 @@ def test_top_equals_a_brute_force_ranking(table):
     assert [s for _, s in got] == pytest.approx([s for s, _ in brute])
     assert all(s == pytest.approx(float(sims[(r - 10) // 2])) for r, s in got)  # each its own score
     assert all(alive[(r - 10) // 2] for r, _ in got) and len({r for r, _ in got}) == len(got)
+
+
+def test_a_reader_racing_a_generation_swap_reads_the_new_generation(tmp_path, monkeypatch):
+    store, state, vectors = filled(tmp_path)
+    stale = store._read_state()  # read just before the writer swaps generations
+    with store.writing():
+        store.compact(store.remove(state, [1, 2]))
+    reader = VectorStore(tmp_path / "vec", "m1")
+    real, calls = reader._read_state, []
+    monkeypatch.setattr(reader, "_read_state", lambda: calls.append(1) or (stale if len(calls) == 1 else real()))
+    got = reader.state()
+    assert (got.gen, got.count) == (stale.gen + 1, 2)  # not "no vectors" for a moment
+    calls.clear()
+    assert reader.view().rows.tolist() == [3, 5]
