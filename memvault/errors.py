@@ -106,7 +106,14 @@ class WriteConflict(MemvaultError):
         self.kept = kept
 
 
+class SemanticUnavailable(MemvaultError):
+    """Semantic search was asked for, but its extra (`pip install 'memvault[semantic]'`) or its
+    model is not installed, or the model named in memvault.toml cannot be loaded."""
+
+    code = "semantic_unavailable"
+
+
 def hierarchy() -> list[type[MemvaultError]]:
     """The classes above (the catch-all last): what docs/cli.md's error table lists."""
     return [InputError, NotFoundError, Ambiguous, Refused, SecretRefused, VaultNotFound,
-            ConfigError, LockTimeout, GitError, UnsafePath, WriteConflict, MemvaultError]
+            ConfigError, LockTimeout, GitError, UnsafePath, WriteConflict, SemanticUnavailable, MemvaultError]

@@ -45,7 +45,7 @@ def live_vectors(root: Path) -> list[tuple[str, str]]:
         view = index.semantic_side().store.view()
         keep = view.alive.astype(bool)
         rows, matrix = view.rows[keep], np.asarray(view.matrix[keep])
-        pairs = [(ids[int(r)], hashlib.sha256(np.round(v, 4).tobytes()).hexdigest()[:16])
+        pairs = [(ids.get(int(r), f"<rowid {int(r)} not in the index>"), hashlib.sha256(np.round(v, 4).tobytes()).hexdigest()[:16])
                  for r, v in zip(rows, matrix, strict=True)]
         del view
     return sorted(pairs)

@@ -19,15 +19,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from memvault.errors import MemvaultError
+# SemanticUnavailable lives in errors.py (one hierarchy); it is imported from here too
+from memvault.errors import SemanticUnavailable
 
 MODEL_FILE = "memvault-model.json"
-
-
-class SemanticUnavailable(MemvaultError):
-    """Semantic search was asked for, but its extra or its model is not installed."""
-
-    code = "semantic_unavailable"
 
 
 EXTRA_HINT = "pip install 'memvault[semantic]'"
