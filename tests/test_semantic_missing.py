@@ -144,3 +144,11 @@ def test_a_bad_model_never_fails_an_index_update(vault_dir, tmp_path, runner, ho
     result = runner.invoke(cli, ["index", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout).get("semantic") is None and named in result.stderr
+
+
+def test_meaning_asked_for_with_no_model_configured_says_how_to_name_one(vault_dir, runner):
+    vault(vault_dir, UTC_TOML)
+    result = runner.invoke(cli, ["search", "--mode", "semantic", "peanuts"])
+    assert result.exit_code == 1 and "[semantic] model" in result.output and "memvault.toml" in result.output
+    result = runner.invoke(cli, ["search", "peanuts"])  # the default: words, and nothing to warn about
+    assert result.exit_code == 0 and "2026-02-14T11:00" in result.stdout and result.stderr == ""
