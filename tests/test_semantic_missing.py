@@ -15,7 +15,7 @@ import pytest
 from memvault.cli import cli
 
 from .helpers_index import UTC_TOML, entry, make_vault, write_log
-from .helpers_semantic import MODEL, semantic_toml
+from .helpers_semantic import MODEL, needs_extra, semantic_toml
 
 HINT = "pip install 'memvault[semantic]'"
 HIDE = "import sys\nsys.modules['onnxruntime'] = None  # not installed\n"
@@ -72,10 +72,10 @@ print(sorted(m for m in ('numpy', 'onnxruntime', 'tokenizers') if m in sys.modul
 """
 
 
+@needs_extra  # installed, and still not imported
 @pytest.mark.parametrize(("toml", "args"), [(UTC_TOML, ()), (semantic_toml(), ("--mode", "lexical")),
                                             (semantic_toml(mode="lexical"), ())])
 def test_a_lexical_search_never_imports_the_extra(vault_dir, toml, args):
-    pytest.importorskip("onnxruntime")  # installed, and still not imported
     root = vault(vault_dir, toml)
     out = _python(CHECK_IMPORTS, str(root), *args, "peanuts")
     assert out.returncode == 0, out.stderr
@@ -83,8 +83,6 @@ def test_a_lexical_search_never_imports_the_extra(vault_dir, toml, args):
 
 
 # -- a model that cannot be had ----------------------------------------------------------------
-
-pytest.importorskip("onnxruntime")
 
 
 def broken(tmp_path: Path, how: str) -> tuple[Path, str]:
@@ -115,6 +113,7 @@ def broken(tmp_path: Path, how: str) -> tuple[Path, str]:
 HOWS = ["missing", "no tokenizer", "no graph", "bad json", "bad pooling", "bad graph", "bad tokenizer"]
 
 
+@needs_extra
 @pytest.mark.parametrize("how", HOWS)
 def test_a_bad_model_is_named_when_meaning_is_asked_for(vault_dir, tmp_path, runner, how):
     folder, named = broken(tmp_path, how)
@@ -127,6 +126,7 @@ def test_a_bad_model_is_named_when_meaning_is_asked_for(vault_dir, tmp_path, run
     assert result.exit_code == 1 and error["code"] == "semantic_unavailable" and named in error["message"]
 
 
+@needs_extra
 @pytest.mark.parametrize("how", HOWS)
 def test_a_bad_model_in_a_default_search_warns_and_searches_words(vault_dir, tmp_path, runner, how):
     folder, named = broken(tmp_path, how)
@@ -137,6 +137,7 @@ def test_a_bad_model_in_a_default_search_warns_and_searches_words(vault_dir, tmp
     assert named in result.stderr and "words only" in result.stderr
 
 
+@needs_extra
 @pytest.mark.parametrize("how", ["bad graph", "no tokenizer"])
 def test_a_bad_model_never_fails_an_index_update(vault_dir, tmp_path, runner, how):
     folder, named = broken(tmp_path, how)

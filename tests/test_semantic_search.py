@@ -15,7 +15,9 @@ from hypothesis import strategies as st
 from memvault.cli import cli
 
 from .helpers_index import UTC_TOML, entry, make_vault, write_log
-from .helpers_semantic import live_vectors, semantic_toml, semantic_vault  # noqa: F401
+from .helpers_semantic import live_vectors, needs_extra, semantic_toml, semantic_vault  # noqa: F401
+
+pytestmark = needs_extra
 
 CAROLINE = "2026-02-14T10:00"
 NOTE = "2026-02-20-notizen#_"

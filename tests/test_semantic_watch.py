@@ -7,8 +7,10 @@ import json
 from memvault.cli import cli
 from memvault.write.log import init_vault
 
-from .helpers_semantic import MODEL, embedded_ids
+from .helpers_semantic import MODEL, embedded_ids, needs_extra
 from .helpers_watch import DAY, atomic_save, entry, log_file, wait_for, watching
+
+pytestmark = needs_extra
 
 
 def test_a_saved_entry_is_found_by_meaning_within_seconds(vault_dir, runner):
