@@ -147,6 +147,7 @@ def test_a_bad_model_never_fails_an_index_update(vault_dir, tmp_path, runner, ho
     assert json.loads(result.stdout).get("semantic") is None and named in result.stderr
 
 
+@needs_extra
 def test_meaning_asked_for_with_no_model_configured_says_how_to_name_one(vault_dir, runner):
     vault(vault_dir, UTC_TOML)
     result = runner.invoke(cli, ["search", "--mode", "semantic", "peanuts"])
