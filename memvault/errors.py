@@ -107,8 +107,8 @@ class WriteConflict(MemvaultError):
 
 
 class SemanticUnavailable(MemvaultError):
-    """Search by meaning was asked for, but the `semantic` extra or its model is not installed
-    (the message says which and how to install it; docs/semantic.md)."""
+    """Semantic search was asked for, but its extra (`pip install 'memvault[semantic]'`) or its
+    model is not installed, or the model named in memvault.toml cannot be loaded."""
 
     code = "semantic_unavailable"
 

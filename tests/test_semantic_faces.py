@@ -55,7 +55,7 @@ def run(*args: str, ok: bool = True) -> Any:
     result = CliRunner().invoke(cli, list(args))
     if ok:
         assert result.exit_code == 0, result.output
-        return json.loads(result.output) if "--json" in args else result.output
+        return json.loads(result.stdout) if "--json" in args else result.stdout
     return result
 
 

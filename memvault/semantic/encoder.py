@@ -33,11 +33,15 @@ class Encoder:
         options.log_severity_level = 3
         options.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL if bulk
                                             else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
-        try:
+        try:  # onnxruntime and tokenizers raise their own kinds; the message names the file
             self.session = ort.InferenceSession(str(spec.onnx), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:
+            raise SemanticUnavailable(f"[semantic] model {spec.name}: {spec.onnx} cannot be loaded ({exc})") from None
+        try:
             self.tokenizer = Tokenizer.from_file(str(spec.tokenizer))
-        except Exception as exc:  # onnxruntime and tokenizers raise their own kinds
-            raise SemanticUnavailable(f"[semantic] model {spec.name}: cannot be loaded ({exc})") from None
+        except Exception as exc:
+            raise SemanticUnavailable(f"[semantic] model {spec.name}: {spec.tokenizer} cannot be loaded "
+                                      f"({exc})") from None
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(spec.max_tokens)
         self.inputs = {i.name for i in self.session.get_inputs()}

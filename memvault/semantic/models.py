@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+# SemanticUnavailable lives in errors.py (one hierarchy); it is imported from here too
 from memvault.errors import SemanticUnavailable
 
 MODEL_FILE = "memvault-model.json"
@@ -140,12 +141,12 @@ def from_folder(folder: Path, name: str) -> ModelSpec:
         try:
             info = json.loads((folder / MODEL_FILE).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise SemanticUnavailable(f"{folder / MODEL_FILE}: not readable JSON ({exc})") from None
+            raise SemanticUnavailable(f"[semantic] model: {folder / MODEL_FILE}: not readable JSON ({exc})") from None
     pooling = str(info.get("pooling", "mean"))
     if pooling not in ("mean", "cls"):
-        raise SemanticUnavailable(f"{folder / MODEL_FILE}: pooling must be \"mean\" or \"cls\", got {pooling!r}")
+        raise SemanticUnavailable(f"[semantic] model: {folder / MODEL_FILE}: pooling must be \"mean\" or \"cls\", got {pooling!r}")
     max_tokens = info.get("max_tokens", 256)
     if not isinstance(max_tokens, int) or max_tokens < 8:
-        raise SemanticUnavailable(f"{folder / MODEL_FILE}: max_tokens must be a whole number >= 8")
+        raise SemanticUnavailable(f"[semantic] model: {folder / MODEL_FILE}: max_tokens must be a whole number >= 8")
     return ModelSpec(str(info.get("name", name)), graphs[0], tok, pooling, str(info.get("query_prefix", "")),
                      str(info.get("document_prefix", "")), max_tokens)

@@ -70,14 +70,28 @@ class VectorStore:
     # -- state -----------------------------------------------------------------------
 
     def state(self) -> State:
+        """The state to read by: state.json, when its generation's files hold what it says.
+        Files that do not are read again once: a writer may have swapped generations between
+        reading state.json and looking at the files; short files under an unchanged
+        state.json are a crash's, not trusted (empty: rebuilt from the cache)."""
+        got = self._read_state()
+        for _ in range(3):
+            if got is None or got.model != self.model:
+                break
+            if self._files_hold(got):
+                return got
+            again = self._read_state()
+            if again == got:
+                break
+            got = again
+        return State(model=self.model)
+
+    def _read_state(self) -> State | None:
         try:
             raw = json.loads(self.state_path.read_text(encoding="utf-8"))
-            got = State(**{k: raw[k] for k in asdict(State()) if k in raw})
+            return State(**{k: raw[k] for k in asdict(State()) if k in raw})
         except (OSError, ValueError, TypeError):
-            return State(model=self.model)
-        if got.model != self.model or not self._files_hold(got):
-            return State(model=self.model)
-        return got
+            return None
 
     def _files_hold(self, st: State) -> bool:
         """The generation's files hold at least `st.count` rows (a crash can leave them short)."""
@@ -241,10 +255,20 @@ class VectorStore:
         return np.memmap(self._path(part, st.gen), dtype=dtype, mode="r", shape=shape or (st.count,))
 
     def view(self, st: State | None = None) -> View:
-        """The live table as arrays (memory-mapped), as of `st` (default: now)."""
+        """The live table as arrays (memory-mapped), as of `st` (default: now; taken again when
+        a writer swaps generations while it is mapped)."""
+        if st is not None:
+            return self._view(st)
+        for _ in range(3):
+            try:
+                return self._view(self.state())
+            except FileNotFoundError:
+                continue
+        return self._view(State(model=self.model))
+
+    def _view(self, st: State) -> View:
         import numpy as np
 
-        st = st or self.state()
         return View(
             st,
             self._map("rows", st, np.int64),

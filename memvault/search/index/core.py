@@ -389,13 +389,12 @@ class Index:
         if fusion is not None and fusion not in FUSIONS:
             raise InputError(f"fusion must be one of {', '.join(FUSIONS)}, got {fusion!r}")
         q = parse_query(query)
-        mode = semantic.choose_mode(self.vault.config, mode, self.vault.root)
+        asked, mode = mode, semantic.choose_mode(self.vault.config, mode, self.vault.root)
         text = semantic.query_text(query) if mode != "lexical" else ""
         if q.empty and not text:
             return []
         self.ensure()
-        sem = self.semantic(mode)
-        vector = sem.query_vector(text) if sem is not None and text else None
+        mode, sem, vector = semantic.prepare(self, mode, text, asked)
         conn, engine = self._open()
         when = at or datetime.now(UTC)
         keep = both(make_filter([*types, *q.types], [*tags, *q.tags], since, until), where)

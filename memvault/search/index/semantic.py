@@ -82,33 +82,52 @@ def choose_mode(config: Config, asked: str | None, root: Any = None) -> str:
     except SemanticUnavailable as exc:
         if asked:
             raise
-        if mode != "auto" and str(exc) not in _warned:
-            _warned.add(str(exc))
-            log.warning("[semantic] mode = %r: %s; searching words only", mode, exc)
+        if mode != "auto":
+            _warn(f"[semantic] mode = {mode!r}: {exc}")
+        elif str(settings(config).get("model", "auto")).strip() != "auto":
+            _warn(str(exc))  # a model named in memvault.toml that cannot be had is said, not ignored
         return "lexical"
     return "hybrid" if mode == "auto" else mode
 
 
+def _warn(message: str) -> None:
+    """Say once per process that a search falls back to words."""
+    if message not in _warned:
+        _warned.add(message)
+        log.warning("%s; searching words only", message)
+
+
+def prepare(index: Any, mode: str, text: str, asked: str | None) -> tuple[str, Semantic | None, np.ndarray | None]:
+    """The mode a search runs in, its semantic side and query vector. A model whose files are
+    there but cannot be loaded (a damaged graph) is found only now: an asked-for mode fails,
+    the default falls back to words with a warning, as `choose_mode` does."""
+    if mode == "lexical":
+        return mode, None, None
+    try:
+        sem = index.semantic(mode)
+        return mode, sem, sem.query_vector(text) if text else None
+    except SemanticUnavailable as exc:
+        if asked:
+            raise
+        _warn(str(exc))
+        return "lexical", None, None
+
+
 def after_update(index: Any, progress: Progress | None = None) -> dict[str, Any] | None:
-    """Embed what an index update added (all of it; a search's update only a few), when the
-    vault searches by meaning. Never fails the update: a model that cannot be loaded is said
-    once and the index stays lexical."""
-    if choose_mode(index.vault.config, None, index.vault.root) == "lexical":
+    """Embed what an index update added, when the vault searches by meaning. Never fails the
+    update: a model that cannot be loaded is said once and the index stays lexical. A search's
+    update embeds nothing: the search itself does, as far as its mode needs (`Index.semantic`),
+    so a `--mode lexical` search never loads the model."""
+    if index.for_search or choose_mode(index.vault.config, None, index.vault.root) == "lexical":
         return None
     try:
         sem = index.semantic_side()
-        limit = int(sem.opts.get("search_encode_limit", 2000)) if index.for_search else None
         if progress is not None and hasattr(progress, "stage"):
             progress.stage("embedding")  # `memvault index`'s bar: a second one for the embedding
-        report = sem.sync(limit=limit, progress=progress, wait=not index.for_search)
+        report = sem.sync(progress=progress)
     except SemanticUnavailable as exc:
-        if str(exc) not in _warned:
-            _warned.add(str(exc))
-            log.warning("%s; searching words only", exc)
+        _warn(str(exc))
         return None
-    if report.pending:
-        log.warning("%d entries have no vector yet: semantic search ranks without them until "
-                    "`memvault index` embeds them", report.pending)
     return report.to_dict()
 
 
@@ -175,6 +194,9 @@ class Semantic:
                 raise
             report.pending, report.live = self._new_rows(conn, st), st.live  # another process is embedding
         report.seconds = time.perf_counter() - started
+        if report.pending and limit is not None:
+            log.warning("%d entries have no vector yet: semantic search ranks without them until "
+                        "`memvault index` embeds them", report.pending)
         return report
 
     def _index_id(self, conn: sqlite3.Connection) -> str:
