@@ -183,7 +183,7 @@ def partial_build(root: Path, events: int, lex_s: float, limit: float) -> dict:
     conn = sqlite3.connect(caches[0])
     done = int(conn.execute("SELECT count(*) FROM vec").fetchone()[0])
     conn.close()
-    rate = done / took
+    rate = max(done, 1) / took  # nothing committed yet: a floor of one text
     print(f"full embedding build (`memvault index`, vectors deleted), {'finished' if finished else 'stopped'} after "
           f"{took:.0f}s: {done} of {events} texts embedded, {rate:.1f} texts/s (model load included); "
           f"whole build at that rate {events / rate / 60:.0f} min = {events / rate / lex_s:.0f}x the lexical build; "
@@ -390,6 +390,9 @@ def whole_process(root: Path, qs: list[str], runs: int) -> None:
           f"python -c pass {summary(times['python -c pass'])}")
 
 
+PROFILED = r"search_vault|index/core.py.*\(search\)|semantic|onnxruntime|tokenizers|memmap|encoder|vectors.py|rank|said_hits"
+
+
 def profile(root: Path, q: str, top: int) -> None:
     args = ["--vault", str(root), "search", "--mode", "hybrid", q]
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "memvault", *args], capture_output=True, text=True)
@@ -407,11 +410,11 @@ def profile(root: Path, q: str, top: int) -> None:
                    capture_output=True, check=True)
     buf = io.StringIO()
     stats = pstats.Stats(str(out), stream=buf)
-    stats.sort_stats("cumulative").print_stats(top * 2)
-    print("cProfile of the same search (cumulative, memvault and the runtimes' calls):")
+    stats.sort_stats("cumulative").print_stats(PROFILED, top * 2)
+    print("cProfile of the same search (cumulative seconds; the search, the semantic side, the runtimes):")
     for line in buf.getvalue().splitlines():
-        if re.match(r"\s+\d", line) and "{built-in method builtins.exec}" not in line:
-            print("  " + line.strip())
+        if re.match(r"\s+\d", line):
+            print("  " + re.sub(r"\S*/(site-packages|memvault)/", "", line.strip()))
     out.unlink(missing_ok=True)
 
 
