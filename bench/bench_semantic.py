@@ -429,7 +429,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--files", type=int, help="its day logs (default events/20)")
     ap.add_argument("--build-seconds", type=float, help="stop the embedding build after this long and "
                     "extrapolate (the later parts then need vectors: give --skip)")
-    ap.add_argument("--scale-rows", type=int, default=100_000, help="rows of the nearest-rows scale test (0: none)")
+    ap.add_argument("--scale-rows", type=int, help="rows of the nearest-rows scale test (default 100000; "
+                    "--quick 20000; 0: none)")
     ap.add_argument("--saves", type=int, help="saves per watcher (default 40; --quick 10)")
     ap.add_argument("--queries", type=int, help="warm queries (default 200; --quick 40)")
     ap.add_argument("--runs", type=int, help="whole-process runs (default 15; --quick 3)")
@@ -463,8 +464,9 @@ def main(argv: list[str] | None = None) -> int:
         whole_process(root, qs, runs)
     if "profile" not in skip:
         profile(root, qs[1], 12)
-    if args.scale_rows and "scale" not in skip:
-        scale(384, args.scale_rows, n_queries)
+    rows = args.scale_rows if args.scale_rows is not None else (20_000 if args.quick else 100_000)
+    if rows and "scale" not in skip:
+        scale(384, rows, n_queries)
     print(f"load average at end: {load()}; {time.perf_counter() - t0:.0f}s in all")
     return 0
 
