@@ -146,6 +146,13 @@ class Semantic:
     store: VectorStore
     opts: dict[str, Any] = field(default_factory=dict)
     _encoders: dict[bool, Encoder] = field(default_factory=dict)
+    # A process that searches, or embeds new entries, a second time goes on doing so (a server,
+    # the watcher, an agent's session): from then on the optimised session. It opens ~0.1 s
+    # slower, then encodes a query or a saved entry 3-7x faster (unoptimised, an int8 graph
+    # dequantizes its weights on every run; docs/performance.md, issue 18). A one-shot search,
+    # even one that first embeds a fresh entry, keeps the quick-open session.
+    _queries: int = 0
+    _embeds: int = 0
 
     @classmethod
     def open(cls, index: Any) -> Semantic:
@@ -157,10 +164,14 @@ class Semantic:
         return cls(index, spec, VectorStore(folder, spec.key), opts)
 
     def encoder(self, bulk: bool = False) -> Encoder:
+        """The model's session: the optimised one (`bulk`) when asked, or when it is open already."""
         from memvault.semantic.encoder import Encoder
 
+        bulk = bulk or True in self._encoders
         if bulk not in self._encoders:
             self._encoders[bulk] = Encoder(self.spec, bulk=bulk, threads=int(self.opts.get("threads", 0)))
+            if bulk:
+                self._encoders.pop(False, None)  # one session held (each is ~150 MB of RSS)
         return self._encoders[bulk]
 
     def close(self) -> None:
@@ -208,7 +219,11 @@ class Semantic:
 
     @staticmethod
     def _held_rows(conn: sqlite3.Connection, st: State) -> int:
-        return int(conn.execute("SELECT count(*) FROM events WHERE rowid <= ?", (st.high_water,)).fetchone()[0])
+        # every row less those above the high water: a bare count(*) reads only the b-tree's
+        # page headers (~0.02 ms at 100k rows), a count over a rowid range decodes every row
+        # (~50 ms), and every search asks (issue 18, docs/performance.md)
+        total = int(conn.execute("SELECT count(*) FROM events").fetchone()[0])
+        return total - Semantic._new_rows(conn, st)
 
     def _drop_gone(self, conn: sqlite3.Connection, st: State, report: SyncReport) -> State:
         import numpy as np
@@ -238,7 +253,8 @@ class Semantic:
             report.pending = len(new)
             return st
         if missing:
-            encoder = self.encoder(bulk=len(missing) > 64)
+            self._embeds += 1
+            encoder = self.encoder(bulk=len(missing) > 64 or self._embeds > 1)
             items = list(missing.items())
             step = 512
             for start in range(0, len(items), step):
@@ -278,7 +294,8 @@ class Semantic:
         held = self.store.cached([key]).get(key)
         if held is not None:
             return np.frombuffer(held, dtype=np.float32)
-        vector = self.encoder().encode([text], query=True)[0]
+        self._queries += 1  # a process that asks again (a server, a bench) earns the optimised session
+        vector = self.encoder(bulk=self._queries > 1).encode([text], query=True)[0]
         with contextlib.suppress(sqlite3.Error):  # a cache write lost to a busy database costs one encode
             self.store.put([(key, vector.tobytes())])
         return vector
