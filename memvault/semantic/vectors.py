@@ -131,8 +131,10 @@ class VectorStore:
     def _cache_conn(self) -> sqlite3.Connection:
         if self._cache is None:
             self.folder.mkdir(parents=True, exist_ok=True)
+            # a search reads it from the thread that embeds its query (index/semantic.py Probe),
+            # never at the same time as another thread
             self._cache = derived_db.connect(self.folder / "cache.sqlite", _cache_setup,
-                                             what="the semantic vector cache")
+                                             what="the semantic vector cache", check_same_thread=False)
         return self._cache
 
     def cached(self, hashes: list[bytes]) -> dict[bytes, bytes]:
@@ -304,11 +306,24 @@ class View:
     def near(self, query: np.ndarray, k: int, also: list[int]) -> tuple[list[tuple[int, float]], dict[int, float], float, float]:
         """(the `k` nearest live rows, the cosine of those and of the rows `also` names that
         are held, the mean and the spread of the cosines over the live rows)."""
+        return self.near_from(self.similarities(query), k, also)
+
+    def similarities(self, query: np.ndarray) -> np.ndarray:
+        """The cosine of `query` with every row (the one pass over the matrix; numpy releases
+        the interpreter lock meanwhile, so a search runs its word side beside it)."""
+        import numpy as np
+
+        if self.state.count == 0:
+            return np.zeros(0, dtype=np.float32)
+        return self.matrix @ query.astype(np.float32)
+
+    def near_from(self, sims: np.ndarray, k: int, also: list[int],
+                  ) -> tuple[list[tuple[int, float]], dict[int, float], float, float]:
+        """`near` from the similarities already computed."""
         import numpy as np
 
         if self.state.count == 0:
             return [], {}, 0.0, 1.0
-        sims = self.matrix @ query.astype(np.float32)
         live = self.alive.astype(bool) if self.state.dead else None
         pool = sims[live] if live is not None else sims
         mean, std = (float(pool.mean()), float(pool.std())) if len(pool) else (0.0, 1.0)

@@ -394,7 +394,7 @@ class Index:
         if q.empty and not text:
             return []
         self.ensure()
-        mode, sem, vector = semantic.prepare(self, mode, text, asked)
+        mode, probe = semantic.prepare(self, mode, text, asked)
         conn, engine = self._open()
         when = at or datetime.now(UTC)
         keep = both(make_filter([*types, *q.types], [*tags, *q.tags], since, until), where)
@@ -406,7 +406,7 @@ class Index:
                             index_forgotten(conn, forgotten, self.vault.config) if forgotten else None)
             while True:
                 lexical = engine.search(q, n, plan) if not q.empty and mode != "semantic" else []
-                found, by_meaning = semantic.found(sem, mode, lexical, vector, n, fusion)
+                found, by_meaning = semantic.found(probe, mode, lexical, n, fusion)
                 hits = ranker.rank(found, q, when, keep, include_all, limit, by_meaning)
                 if len(hits) >= limit:
                     break

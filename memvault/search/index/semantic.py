@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sqlite3
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -97,20 +98,57 @@ def _warn(message: str) -> None:
         log.warning("%s; searching words only", message)
 
 
-def prepare(index: Any, mode: str, text: str, asked: str | None) -> tuple[str, Semantic | None, np.ndarray | None]:
-    """The mode a search runs in, its semantic side and query vector. A model whose files are
-    there but cannot be loaded (a damaged graph) is found only now: an asked-for mode fails,
-    the default falls back to words with a warning, as `choose_mode` does."""
-    if mode == "lexical":
-        return mode, None, None
+class Probe:
+    """The semantic side of one search, worked out beside its word side: a thread opens the
+    model, embeds the query and compares it with every vector (onnxruntime and numpy release the
+    interpreter lock), while the search's own thread asks the text engine. `near` waits for it."""
+
+    def __init__(self, sem: Semantic, text: str, asked: str | None):
+        self.sem, self.asked = sem, asked
+        self._view: Any = None
+        self._sims: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(text,), name="memvault-semantic", daemon=True)
+        self._thread.start()
+
+    def _run(self, text: str) -> None:
+        try:
+            vector = self.sem.query_vector(text)
+            view = self.sem.store.view()
+            if view.state.count and view.matrix.shape[1] == vector.shape[0]:
+                self._view, self._sims = view, view.similarities(vector)
+        except BaseException as exc:  # raised again in the search's thread, by `near`
+            self._error = exc
+
+    def near(self, k: int, also: list[int]) -> Near | None:
+        """The `k` nearest rows and the cosines of `also`; None when the model cannot be loaded
+        and the search falls back to words (an asked-for mode raises instead)."""
+        self._thread.join()
+        if isinstance(self._error, SemanticUnavailable) and not self.asked:
+            _warn(str(self._error))
+            return None
+        if self._error is not None:
+            raise self._error
+        if self._view is None:
+            return Near()
+        top, scores, mean, std = self._view.near_from(self._sims, k, also)
+        return Near(top, scores, mean, std)
+
+
+def prepare(index: Any, mode: str, text: str, asked: str | None) -> tuple[str, Probe | None]:
+    """The mode a search runs in and its semantic side, started. A model whose files are there
+    but cannot be loaded (a damaged graph) is found only when the model is opened: an asked-for
+    mode fails, the default falls back to words with a warning, as `choose_mode` does."""
+    if mode == "lexical" or not text:
+        return mode, None
     try:
         sem = index.semantic(mode)
-        return mode, sem, sem.query_vector(text) if text else None
     except SemanticUnavailable as exc:
         if asked:
             raise
         _warn(str(exc))
-        return "lexical", None, None
+        return "lexical", None
+    return mode, Probe(sem, text, asked)
 
 
 def after_update(index: Any, progress: Progress | None = None) -> dict[str, Any] | None:
@@ -315,13 +353,16 @@ def query_text(text: str) -> str:
     return " ".join(w for w in text.split() if not w.lower().startswith(("type:", "tag:"))).strip()
 
 
-def found(sem: Semantic | None, mode: str, lexical: list[tuple[int, float]], vector: np.ndarray | None,
-          n: int, fusion: str | None = None) -> tuple[list[tuple[int, float]], set[int]]:
+def found(probe: Probe | None, mode: str, lexical: list[tuple[int, float]], n: int,
+          fusion: str | None = None) -> tuple[list[tuple[int, float]], set[int]]:
     """The candidates a search ranks under `mode`, and the rows found by meaning (which count
     as matching the query: search/rank.py puts matches before entries found through neighbours)."""
-    if sem is None or vector is None:
+    if probe is None:
         return lexical, set()
-    near = sem.nearest(vector, max(n, int(sem.opts.get("candidates", 100))), [r for r, _ in lexical])
+    sem = probe.sem
+    near = probe.near(max(n, int(sem.opts.get("candidates", 100))), [r for r, _ in lexical])
+    if near is None:
+        return lexical, set()
     if mode == "semantic":
         top = [(r, s) for r, s in near.top[:n] if s > 0]
         return top, {r for r, _ in top}
