@@ -26,3 +26,31 @@ def test_a_saved_entry_is_found_by_meaning_within_seconds(vault_dir, runner):
         result = runner.invoke(cli, ["search", "--json", "--mode", "semantic", "How does she unwind?"])
         assert result.exit_code == 0, result.output
         assert json.loads(result.output)[0]["id"] == "2026-02-21T18:30"
+
+
+def test_a_search_asks_the_running_watcher_and_never_opens_the_model(vault_dir):
+    # a one-shot search beside a watcher: the watcher answers its semantic side over
+    # .memvault/semantic.sock, so the search process imports neither numpy nor onnxruntime
+    import subprocess
+    import sys
+
+    init_vault(vault_dir, timezone="UTC", git=False)
+    with (vault_dir / "memvault.toml").open("a") as fh:
+        fh.write(f'\n[semantic]\nmodel = "{MODEL}"\n')
+    (vault_dir / DAY).write_text(log_file("2026-02-21", entry("09:15", "Deployed the servers to production"),
+                                          entry("18:30", "Caroline paints landscapes on weekends")))
+    code = ("import json, sys\nfrom memvault.vault import Vault\nfrom memvault.search.index import search_vault\n"
+            f"hits = search_vault(Vault.open({str(vault_dir)!r}), sys.argv[1], mode='semantic')\n"
+            "print(json.dumps([[h.id for h in hits], sorted(m for m in ('numpy', 'onnxruntime', 'tokenizers')"
+            " if m in sys.modules)]))\n")
+
+    def search(question: str) -> list:
+        out = subprocess.run([sys.executable, "-c", code, question], capture_output=True, text=True, check=True)
+        return json.loads(out.stdout)
+
+    with watching(vault_dir):
+        assert (vault_dir / ".memvault" / "semantic.sock").exists()
+        assert search("How does she unwind?") == [["2026-02-21T18:30", "2026-02-21T09:15"], []]
+    assert not (vault_dir / ".memvault" / "semantic.sock").exists()  # the watcher took it away
+    hits, imported = search("What does she do to relax?")  # no watcher: the search opens the model
+    assert hits[0] == "2026-02-21T18:30" and "onnxruntime" in imported

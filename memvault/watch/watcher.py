@@ -23,6 +23,7 @@ from memvault.watch.debounce import DEFAULT_DEBOUNCE, DEFAULT_MAX_DELAY, Coalesc
 from memvault.watch.logsink import LogSink
 from memvault.watch.observe import VaultObserver
 from memvault.watch.paths import touched
+from memvault.watch.query_server import QueryServer
 from memvault.watch.state import (
     HEARTBEAT,
     WatchLock,
@@ -110,6 +111,7 @@ class Watcher:
         self._worker: threading.Thread | None = None
         self._committer: Committer | None = None
         self.index: Any = None
+        self._queries: QueryServer | None = None  # other processes' semantic queries (query_server.py)
 
     @property
     def selection(self) -> Selection:
@@ -158,9 +160,13 @@ class Watcher:
             self._scanner.start()
             if self._committer is not None:
                 self._committer.start()
+            self._queries = QueryServer(self.index, say=lambda m: self.log("warning", m))
+            self._queries.start()
         except BaseException:
             self._observer.stop()
             self._scanner.stop()
+            if self._queries is not None:
+                self._queries.stop()
             self._shutdown_threads()
             self._recorder.stop()
             self._lock.release()
@@ -168,6 +174,8 @@ class Watcher:
 
     def stop(self) -> None:
         """Flush what is pending, commit if asked, write the final record, let go of the lock."""
+        if self._queries is not None:
+            self._queries.stop()
         self._observer.stop()
         self._scanner.stop()
         self._shutdown_threads()

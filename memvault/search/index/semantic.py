@@ -11,7 +11,10 @@ ranks with the vectors there are (saying how many entries still wait).
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
+import os
+import socket
 import sqlite3
 import threading
 import time
@@ -104,12 +107,14 @@ class Probe:
     interpreter lock), while the search's own thread asks the text engine. `near` waits for it."""
 
     def __init__(self, sem: Semantic, text: str, asked: str | None):
-        self.sem, self.asked = sem, asked
+        self.sem, self.asked, self.text = sem, asked, text
         self._view: Any = None
         self._sims: Any = None
         self._error: BaseException | None = None
+        self._remote = _connect(sem.index.vault.derived / SOCKET_NAME)  # a watcher with the model open
         self._thread = threading.Thread(target=self._run, args=(text,), name="memvault-semantic", daemon=True)
-        self._thread.start()
+        if self._remote is None:
+            self._thread.start()
 
     def _run(self, text: str) -> None:
         try:
@@ -123,6 +128,12 @@ class Probe:
     def near(self, k: int, also: list[int]) -> Near | None:
         """The `k` nearest rows and the cosines of `also`; None when the model cannot be loaded
         and the search falls back to words (an asked-for mode raises instead)."""
+        if self._remote is not None:
+            remote, self._remote = self._remote, None
+            answer = _ask(remote, {"key": self.sem.spec.key, "text": self.text, "k": k, "also": also})
+            if answer is not None:
+                return answer
+            self._thread.start()  # no answer: this process opens the model after all
         self._thread.join()
         if isinstance(self._error, SemanticUnavailable) and not self.asked:
             _warn(str(self._error))
@@ -133,6 +144,47 @@ class Probe:
             return Near()
         top, scores, mean, std = self._view.near_from(self._sims, k, also)
         return Near(top, scores, mean, std)
+
+
+SOCKET_NAME = "semantic.sock"  # watch/query_server.py listens there
+
+
+def _connect(path: Any) -> socket.socket | None:
+    """A connection to the watcher's query socket, or None (no watcher, or a stale socket)."""
+    if not path.exists() or len(os.fsencode(path)) >= 104:
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(2.0)
+    try:
+        sock.connect(str(path))
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def _ask(sock: socket.socket, request: dict[str, Any]) -> Near | None:
+    """The watcher's answer (watch/query_server.py), or None when it gives none in time, answers
+    with an error or for another model."""
+    with sock:
+        try:
+            sock.sendall(json.dumps(request).encode() + b"\n")
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = sock.recv(1 << 16)
+                if not chunk:
+                    break
+                data += chunk
+            answer = json.loads(data)
+        except (OSError, ValueError):
+            return None
+    if not isinstance(answer, dict) or "error" in answer or answer.get("key") != request["key"]:
+        return None
+    try:
+        return Near([(int(r), float(c)) for r, c in answer["top"]], {int(r): float(c) for r, c in answer["scores"]},
+                    float(answer["mean"]), float(answer["std"]))
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def prepare(index: Any, mode: str, text: str, asked: str | None) -> tuple[str, Probe | None]:
@@ -293,7 +345,7 @@ class Semantic:
         if missing:
             self._embeds += 1
             encoder = self.encoder(bulk=len(missing) > 64 or self._embeds > 1)
-            items = list(missing.items())
+            items = sorted(missing.items(), key=lambda p: len(p[1]))  # batches of like length pad little
             step = 512
             for start in range(0, len(items), step):
                 part = items[start:start + step]
