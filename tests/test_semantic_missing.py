@@ -144,7 +144,9 @@ def test_a_bad_model_never_fails_an_index_update(vault_dir, tmp_path, runner, ho
     vault(vault_dir, semantic_toml(model=folder))
     result = runner.invoke(cli, ["index", "--json"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout).get("semantic") is None and named in result.stderr
+    report = json.loads(result.stdout)
+    assert report["events_indexed"] == 2 and named in result.stderr
+    assert named in report["semantic"]["error"]  # --json says why nothing was embedded
 
 
 @needs_extra

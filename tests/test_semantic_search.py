@@ -182,3 +182,22 @@ def test_the_live_vectors_equal_a_fresh_build(runner, steps):
         live, built = live_vectors(root), live_vectors(fresh)
         assert [i for i, _ in live] == [i for i, _ in built]
         assert [v for _, v in live] == [v for _, v in built]
+
+
+def test_a_question_about_nothing_in_the_vault_finds_nothing_by_meaning(root, runner):
+    # an entry found only by meaning must be near in earnest ([semantic] min_similarity), or a
+    # hybrid search could never say "no matches": the nearest of unrelated entries is still nearest
+    for mode in ("semantic", "hybrid"):
+        result = runner.invoke(cli, ["search", "--json", "--mode", mode, "xylophone quantum banana"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout) == []
+    assert ids(runner, "--mode", "semantic", "How does she unwind?")  # a real question still finds
+
+
+def test_the_similarity_floor_is_a_setting(root, runner):
+    assert ids(runner, "--mode", "semantic", "How does she unwind?")  # cosine ~0.9 with the test model
+    with (root / "memvault.toml").open("a") as fh:
+        fh.write("min_similarity = 0.99\n")  # appended to the [semantic] table the fixture writes last
+    result = runner.invoke(cli, ["search", "--json", "--mode", "semantic", "How does she unwind?"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == []

@@ -144,6 +144,8 @@ def _embedding_text(sem: dict | None) -> list[str]:
     """What embedding the new entries did (none: semantic search is off for this vault)."""
     if sem is None:
         return []
+    if "error" in sem:
+        return [f"embedding failed, nothing embedded: {sem['error']} (searches use words only)"]
     line = (f"embedding ({sem['model']}): {sem['encoded']} encoded, {sem['reused']} reused from the cache, "
             f"{sem['removed']} removed; {sem['vectors']} vector(s) in {sem['seconds']:.2f}s")
     if sem.get("pending"):

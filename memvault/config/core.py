@@ -181,7 +181,7 @@ SCHEMA: dict[str, dict[str, Want]] = {
     # semantic/__init__.py SEMANTIC_DEFAULTS (the extra; docs/semantic.md)
     "semantic": {"model": TEXT, "mode": one_of("auto", "lexical", "semantic", "hybrid"),
                  "fusion": one_of("weighted", "rrf", "max"), "weight": RATIO, "rrf_k": number(1),
-                 "candidates": number(1, whole=True), "search_encode_limit": number(0, whole=True),
+                 "candidates": number(1, whole=True), "min_similarity": number(-1, 1), "search_encode_limit": number(0, whole=True),
                  "threads": number(0, whole=True)},
     "checks": {"disable": Want(lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
                                "a list of codes such as \"MV014\"")},

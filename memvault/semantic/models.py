@@ -4,7 +4,7 @@ A model is a folder holding an ONNX graph (`model.onnx`, or the one `*.onnx` fil
 Hugging Face `tokenizer.json`, with an optional `memvault-model.json` saying how to use it:
 
     {"name": "...", "pooling": "mean" | "cls", "query_prefix": "", "document_prefix": "",
-     "max_tokens": 256}
+     "max_tokens": 256, "min_similarity": 0.4}
 
 `[semantic] model` is either such a folder (absolute, `~/...`, or relative to the vault) or
 `package:NAME`, a Python package that ships one. `auto` (the default) takes the first of
@@ -43,6 +43,7 @@ class Known:
     document_prefix: str = ""
     max_tokens: int = 256
     name: str = ""  # what status and reports call it (default: the package)
+    min_similarity: float = 0.4
 
 
 # The models `auto` looks for, best first (docs/semantic.md says why this one: measured on LoCoMo
@@ -66,6 +67,9 @@ class ModelSpec:
     query_prefix: str = ""
     document_prefix: str = ""
     max_tokens: int = 256
+    # the cosine below which an entry found only by meaning is not taken as a hit: for
+    # all-MiniLM-L6-v2, queries about nothing in a vault reach ~0.35, answers ~0.6 (docs/semantic.md)
+    min_similarity: float = 0.4
 
     @property
     def key(self) -> str:
@@ -132,7 +136,7 @@ def _from_known(known: Known) -> ModelSpec | None:
     if not onnx.is_file() or not tok.is_file():
         return None
     return ModelSpec(known.name or known.package, onnx, tok, known.pooling, known.query_prefix, known.document_prefix,
-                     known.max_tokens)
+                     known.max_tokens, known.min_similarity)
 
 
 def from_folder(folder: Path, name: str) -> ModelSpec:
@@ -158,5 +162,8 @@ def from_folder(folder: Path, name: str) -> ModelSpec:
     max_tokens = info.get("max_tokens", 256)
     if not isinstance(max_tokens, int) or max_tokens < 8:
         raise SemanticUnavailable(f"[semantic] model: {folder / MODEL_FILE}: max_tokens must be a whole number >= 8")
+    floor = info.get("min_similarity", 0.4)
+    if not isinstance(floor, int | float) or isinstance(floor, bool) or not -1 <= floor <= 1:
+        raise SemanticUnavailable(f"[semantic] model: {folder / MODEL_FILE}: min_similarity must be a number in [-1, 1]")
     return ModelSpec(str(info.get("name", name)), graphs[0], tok, pooling, str(info.get("query_prefix", "")),
-                     str(info.get("document_prefix", "")), max_tokens)
+                     str(info.get("document_prefix", "")), max_tokens, float(floor))

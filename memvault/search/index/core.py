@@ -177,8 +177,8 @@ class Index:
             if report is None:
                 report = self._rebuild_locked(progress, reason or "")
             heal.written(self)
+        report.seconds = time.perf_counter() - started  # the words; the embedding reports its own time
         report.semantic = semantic.after_update(self, progress)
-        report.seconds = time.perf_counter() - started
         return report
 
     def rebuild(self, *, progress: Progress | None = None) -> UpdateReport:
@@ -186,8 +186,8 @@ class Index:
         with self._writer():
             report = self._rebuild_locked(progress, "asked for")
             heal.written(self)
-        report.semantic = semantic.after_update(self, progress)
         report.seconds = time.perf_counter() - started
+        report.semantic = semantic.after_update(self, progress)
         return report
 
     def _update_locked(self, wanted: list[str] | None, progress: Progress | None) -> UpdateReport:

@@ -146,6 +146,7 @@ class Probe:
         return Near(top, scores, mean, std)
 
 
+ROWS_PER_APPEND = 2048  # a first build's vectors become searchable this many rows at a time
 SOCKET_NAME = "semantic.sock"  # watch/query_server.py listens there
 
 
@@ -205,19 +206,26 @@ def prepare(index: Any, mode: str, text: str, asked: str | None) -> tuple[str, P
 
 def after_update(index: Any, progress: Progress | None = None) -> dict[str, Any] | None:
     """Embed what an index update added, when the vault searches by meaning. Never fails the
-    update: a model that cannot be loaded is said once and the index stays lexical. A search's
+    update: a model that cannot be loaded is said once, the report's `semantic` holds the
+    `error`, and the index stays lexical. A search's
     update embeds nothing: the search itself does, as far as its mode needs (`Index.semantic`),
     so a `--mode lexical` search never loads the model."""
-    if index.for_search or choose_mode(index.vault.config, None, index.vault.root) == "lexical":
+    if index.for_search:
         return None
+    opts = settings(index.vault.config)
+    named = opts.get("model", "auto") != "auto" and opts.get("mode", "auto") != "lexical"
     try:
+        if named and not runtime_missing():
+            model_spec(index.vault.config, index.vault.root)  # a model the user named that is not there: say so
+        if choose_mode(index.vault.config, None, index.vault.root) == "lexical":
+            return None
         sem = index.semantic_side()
         if progress is not None and hasattr(progress, "stage"):
             progress.stage("embedding")  # `memvault index`'s bar: a second one for the embedding
         report = sem.sync(progress=progress)
-    except SemanticUnavailable as exc:
+    except SemanticUnavailable as exc:  # the words are indexed; the report says why nothing was embedded
         _warn(str(exc))
-        return None
+        return {"error": str(exc)}
     return report.to_dict()
 
 
@@ -290,7 +298,7 @@ class Semantic:
                 st = self._drop_gone(conn, st, report)
                 st = self._add_new(conn, st, report, limit, progress)
                 report.live = st.live
-        except LockTimeout:
+        except (LockTimeout, OSError):  # busy, or a read-only .memvault: rank with what there is
             if wait:
                 raise
             report.pending, report.live = self._new_rows(conn, st), st.live  # another process is embedding
@@ -331,6 +339,8 @@ class Semantic:
 
     def _add_new(self, conn: sqlite3.Connection, st: State, report: SyncReport, limit: int | None,
                  progress: Progress | None) -> State:
+        """Vectors for the rows above the last one seen, appended a chunk of rows at a time (in
+        row order), so a search sees the vectors done so far and a killed build keeps them."""
         new = store.load_events(conn, "rowid > ?", (st.high_water,))
         if not new:
             return st
@@ -342,28 +352,31 @@ class Semantic:
         if limit is not None and len(missing) > limit:
             report.pending = len(new)
             return st
-        if missing:
-            self._embeds += 1
-            encoder = self.encoder(bulk=len(missing) > 64 or self._embeds > 1)
-            items = sorted(missing.items(), key=lambda p: len(p[1]))  # batches of like length pad little
-            step = 512
-            for start in range(0, len(items), step):
-                part = items[start:start + step]
-                vectors = encoder.encode([t for _, t in part])
-                pairs = [(h, v.tobytes()) for (h, _), v in zip(part, vectors, strict=True)]
+        report.encoded, report.reused = len(missing), len(new) - len(missing)
+        encoder = None
+        done = 0
+        for start in range(0, len(new), ROWS_PER_APPEND):
+            rows, part = new[start:start + ROWS_PER_APPEND], hashes[start:start + ROWS_PER_APPEND]
+            todo = {h: missing[h] for h in part if h in missing and h not in have}
+            if todo:
+                if encoder is None:
+                    self._embeds += 1
+                    encoder = self.encoder(bulk=len(missing) > 64 or self._embeds > 1)
+                items = sorted(todo.items(), key=lambda p: len(p[1]))  # batches of like length pad little
+                vectors = encoder.encode([t for _, t in items])
+                pairs = [(h, v.tobytes()) for (h, _), v in zip(items, vectors, strict=True)]
                 self.store.put(pairs)
                 have.update(pairs)
+                done += len(pairs)
                 if progress:
-                    progress(min(start + step, len(items)), len(items))
-        report.encoded, report.reused = len(missing), len(new) - len(missing)
-        dim = len(next(iter(have.values()))) // 4
-        if st.dim != dim:
-            if st.count:
-                st = self.store.reset(st.index_id, dim)
-                return self._add_new(conn, st, report, limit, progress)
-            st = State(**{**st.__dict__, "dim": dim})
-        blob = b"".join(have[h] for h in hashes)
-        return self.store.append(st, [r for r, _ in new], hashes, blob, new[-1][0])
+                    progress(done, len(missing))
+            dim = len(have[part[0]]) // 4
+            if st.dim != dim and st.count:  # vectors of another width (a model changed in place): start over
+                return self._add_new(conn, self.store.reset(st.index_id, dim), report, limit, progress)
+            if st.dim != dim:
+                st = State(**{**st.__dict__, "dim": dim})
+            st = self.store.append(st, [r for r, _ in rows], part, b"".join(have[h] for h in part), rows[-1][0])
+        return st
 
     # -- reading -------------------------------------------------------------------------
 
@@ -415,8 +428,11 @@ def found(probe: Probe | None, mode: str, lexical: list[tuple[int, float]], n: i
     near = probe.near(max(n, int(sem.opts.get("candidates", 100))), [r for r, _ in lexical])
     if near is None:
         return lexical, set()
+    floor = sem.opts.get("min_similarity")
+    floor = sem.spec.min_similarity if floor is None else float(floor)
+    near.top = [(r, c) for r, c in near.top if c >= floor]  # nearest, and near enough to be about it
     if mode == "semantic":
-        top = [(r, s) for r, s in near.top[:n] if s > 0]
+        top = near.top[:n]
         return top, {r for r, _ in top}
     fused = fuse(lexical, near, fusion or str(sem.opts.get("fusion", "weighted")), float(sem.opts.get("weight", 0.5)),
                  int(sem.opts.get("rrf_k", 60)))
