@@ -24,7 +24,7 @@ def hits(runner, *args: str) -> list[str]:
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes through a read-only folder")
-def test_a_read_only_vectors_folder_never_fails_a_search(semantic_vault: Path, runner) -> None:
+def test_a_read_only_vectors_folder_never_fails_a_search(semantic_vault: Path, runner) -> None:  # noqa: F811
     write_log(semantic_vault, "2026-02-14", entry("10:00", "Observation", "Caroline paints landscapes on weekends"))
     assert hits(runner, "How does she unwind?") == ["2026-02-14T10:00"]
     write_log(semantic_vault, "2026-02-15", entry("09:00", "Belief", "Jonas relaxes with watercolors"))
@@ -40,8 +40,8 @@ def test_a_read_only_vectors_folder_never_fails_a_search(semantic_vault: Path, r
             p.chmod(stat.S_IMODE(mode))
 
 
-def test_a_lock_that_cannot_be_taken_leaves_the_search_with_the_vectors_there_are(semantic_vault: Path, runner,
-                                                                                  monkeypatch) -> None:
+def test_a_lock_that_cannot_be_taken_leaves_the_search_with_the_vectors_there_are(  # noqa: F811
+        semantic_vault: Path, runner, monkeypatch) -> None:  # noqa: F811
     # what a read-only file system does to the lock, for any user (root included)
     from memvault.semantic import vectors
 
@@ -56,7 +56,7 @@ def test_a_lock_that_cannot_be_taken_leaves_the_search_with_the_vectors_there_ar
     assert hits(runner, "How does she unwind?")[0] == "2026-02-14T10:00"
 
 
-def test_a_build_killed_half_way_keeps_what_it_embedded(semantic_vault: Path, monkeypatch) -> None:
+def test_a_build_killed_half_way_keeps_what_it_embedded(semantic_vault: Path, monkeypatch) -> None:  # noqa: F811
     # the vectors are appended a chunk of rows at a time: a search sees them while a first build
     # runs, and a build that dies keeps them (the next one encodes only the rest)
     from memvault.search.index import open_index
