@@ -395,3 +395,12 @@ def test_without_a_query_the_pool_holds_the_newest_the_important_and_the_recalle
 def test_a_tiktoken_without_its_cached_file_is_not_used(monkeypatch, tmp_path):
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # empty: tiktoken would download
     assert counter() is ESTIMATOR and counter("auto").name == "utf8-bytes/4"
+
+
+def test_a_note_of_bullets_is_one_line_without_its_markers():
+    # qa18 #12: "- - a - b" in a prompt reads as a list inside a list
+    from memvault.context.choose import one_line
+
+    text = "- The queue is a cron job.\n- Kafka was judged overkill\n  * pgmq is the favourite\n1. who owns on-call?"
+    assert one_line(text) == "The queue is a cron job. Kafka was judged overkill; pgmq is the favourite; who owns on-call?"
+    assert one_line("A plain note\nover two lines") == "A plain note over two lines"

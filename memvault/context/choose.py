@@ -85,7 +85,16 @@ class Item:
         return out
 
 
+LIST_MARK_RE = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
+
+
 def one_line(text: str, width: int = MAX_TEXT) -> str:
+    """The text on one line: a note's list items joined as one sentence, their markers dropped (a
+    prompt line "- - a - b" reads as a list inside a list)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) > 1 and any(LIST_MARK_RE.match(line) for line in lines):
+        items = [LIST_MARK_RE.sub("", line).strip() for line in lines]
+        text = " ".join(item if item[-1:] in ".!?;:" else item + ";" for item in items).rstrip(";")
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1].rstrip() + "\u2026"
 
