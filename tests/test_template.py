@@ -25,6 +25,8 @@ from .conftest import git
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATE = TEMPLATE_DIR / "memvault.toml"  # the template `init` copies
+from memvault.semantic import SEMANTIC_DEFAULTS  # noqa: E402
+
 KNOWN = {
     "vault": {"timezone", "extra_types", "include", "exclude", "workspace_files"},
     "decay": {"model", "rate"},
@@ -39,6 +41,7 @@ KNOWN = {
     "serve": set(SERVE_DEFAULTS),
     "retention": set(RETENTION),
     "memorywire": set(MEMORYWIRE_DEFAULTS),
+    "semantic": set(SEMANTIC_DEFAULTS),
 }
 SECTION_DEFAULTS = {"search": SEARCH_DEFAULTS, "index": INDEX_DEFAULTS, "curate": CURATE,
                     "checks": CHECK_DEFAULTS, "hook": HOOK_DEFAULTS, "serve": SERVE_DEFAULTS,
