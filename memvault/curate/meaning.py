@@ -17,11 +17,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memvault.semantic.models import SemanticUnavailable
-from memvault.semantic.text import text_hash
+from memvault.semantic.text import embed_text, text_hash
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from memvault.entries.model import Event
+    from memvault.entries.similarity import Sig
     from memvault.parsed import ParsedVault
 
 log = logging.getLogger("memvault")
@@ -40,6 +42,16 @@ def joins(cosine: float, threshold: float, why_differs: str | None) -> bool:
 def reason(cosine: float) -> str:
     """What `curate --explain` says of a join by meaning."""
     return f"same meaning (cosine {cosine:.2f})"
+
+
+def node_texts(nodes: dict[str, Sig], events: dict[str, Event | None]) -> dict[str, str]:
+    """What each of select's texts embeds: an entry as the index embeds it (so the cache holds
+    it), a bullet its text."""
+    out = {}
+    for key, sig in nodes.items():
+        ev = events.get(key)
+        out[key] = embed_text(ev) if ev is not None else sig.text
+    return out
 
 
 @dataclass

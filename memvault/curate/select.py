@@ -16,7 +16,7 @@ from memvault.check.secrets.scan import find_secrets
 from memvault.config.curate import Settings
 from memvault.curate import sections
 from memvault.curate.document import Bullet, MemoryDoc, plain_text
-from memvault.curate.meaning import Meaning, Provider, joins, reason
+from memvault.curate.meaning import Meaning, Provider, joins, node_texts, reason
 from memvault.curate.sources import curated_sources
 from memvault.entries import decay
 from memvault.entries.model import Event
@@ -321,7 +321,8 @@ class _Selector:
                     explicit.add(eid)
         if self.provider is not None:
             asked = [f"e:{eid}" for eid in new if eid not in explicit]
-            self.meaning = self.provider(self._texts(nodes, pool), asked) or self.meaning
+            events = {k: pool.get(k[2:]) if k[0] == "e" else self.tl.by_id.get(k[2:]) for k in nodes if k[0] != "b"}
+            self.meaning = self.provider(node_texts(nodes, events), asked) or self.meaning
         for eid in new:
             if eid in explicit:
                 continue  # its author said what it confirms
@@ -379,29 +380,17 @@ class _Selector:
 
     def _near_by_meaning(self, key: str, nodes: dict[str, Sig], best: dict[str, tuple[float, str]]) -> dict[str, tuple[str, float]]:
         """Add to `best` the nearest text by meaning of each kind words found none of (a word
-        match stands: it is the one `--explain` can show); return those added."""
+        match stands); return those added. `differs` vetoes as it does for words."""
         added: dict[str, tuple[str, float]] = {}
         for other, cosine in self.meaning.near(key):
-            kind = other[0]
-            if kind in best:
+            if other[0] in best:
                 continue
             why = differs(nodes[key], nodes[other])
             if joins(cosine, self.meaning.threshold, why):
-                best[kind], added[kind] = (cosine, other), (other, cosine)
+                best[other[0]], added[other[0]] = (cosine, other), (other, cosine)
             elif why and key not in self.kept_apart:
                 self.kept_apart[key] = (cosine, other, why)
         return added
-
-    def _texts(self, nodes: dict[str, Sig], pool: dict[str, Event]) -> dict[str, str]:
-        """What each node embeds: an entry as the index embeds it (so the cache has it), a bullet its text."""
-        from memvault.semantic.text import embed_text
-
-        out = {}
-        for key, sig in nodes.items():
-            kind, _, ident = key.partition(":")
-            ev = pool.get(ident) if kind == "e" else self.tl.by_id.get(ident) if kind == "c" else None
-            out[key] = embed_text(ev) if ev is not None else sig.text
-        return out
 
     def reconfirmed_targets(self, ev: Event) -> list[str]:
         if not ev.reconfirms:
