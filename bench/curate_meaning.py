@@ -11,6 +11,7 @@ near misses would join by meaning alone and after `differs` vetoes (precision). 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 
@@ -175,9 +176,29 @@ def main() -> None:
     print("near misses by cosine, and what vetoes them:")
     for (a, b), (c, w, _) in sorted(zip(NEAR_MISSES, near, strict=True), key=lambda x: -x[1][0])[:12]:
         print(f"  {c:.2f} {w or 'NOT VETOED':30.30} {a} / {b}")
+    labelled(enc, args.similarity)
     print("related pairs by cosine, and what vetoes them:")
     for (a, b), (c, w, _) in sorted(zip(RELATED, rel, strict=True), key=lambda x: -x[1][0])[:10]:
         print(f"  {c:.2f} {w or 'NOT VETOED':30.30} {a} / {b}")
+
+
+def labelled(enc: Encoder, similarity: float) -> None:
+    """The same measure on issue 13's labelled set (tests/data/curate_pairs.jsonl)."""
+    path = Path(__file__).resolve().parent.parent / "tests" / "data" / "curate_pairs.jsonl"
+    pairs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    texts = sorted({t for p in pairs for t in (p["a"], p["b"])})
+    vec = dict(zip(texts, enc.encode(texts), strict=True))
+    same = [p for p in pairs if p["label"] in ("reworded", "reconfirmed")]
+    apart = [p for p in pairs if p["label"] not in ("reworded", "reconfirmed")]
+    words = sum(same_fact(p["a"], p["b"], similarity) for p in same)
+    print(f"labelled set ({len(same)} repeats, {len(apart)} different facts or corrections): "
+          f"words alone join {words}/{len(same)}")
+    for t in (0.8, 0.85, 0.9):
+        def join(p: dict[str, str], t: float = t) -> bool:
+            return same_fact(p["a"], p["b"], similarity) or (
+                float(vec[p["a"]] @ vec[p["b"]]) >= t and differs(p["a"], p["b"]) is None)
+        print(f"  threshold {t:.2f}: repeats joined {sum(map(join, same))}/{len(same)}, "
+              f"different facts joined {sum(map(join, apart))}/{len(apart)}")
 
 
 if __name__ == "__main__":

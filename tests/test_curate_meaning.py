@@ -87,8 +87,13 @@ def test_no_different_fact_or_correction_of_the_labelled_set_joins_by_meaning():
 
 
 @needs_extra
-def test_neighbours_are_the_texts_above_the_threshold_nearest_first():
+@pytest.mark.parametrize("cells", [1 << 24, 4], ids=["one-product", "row-by-row"])
+def test_neighbours_are_the_texts_above_the_threshold_nearest_first(cells, monkeypatch):
     import numpy as np
+
+    from memvault.curate import meaning
+
+    monkeypatch.setattr(meaning, "PRODUCT_CELLS", cells)  # a large vault is compared in parts
 
     matrix = np.array([[1.0, 0.0], [0.8, 0.6], [0.96, 0.28], [0.0, 1.0]], dtype=np.float32)
     meaning = Meaning.from_vectors(["e:a", "b:x", "e:c", "e:d"], matrix, ["e:a", "e:d"], 0.75)

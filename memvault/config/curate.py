@@ -19,7 +19,7 @@ DEFAULTS: dict[str, Any] = {
     "min_words": 3,
     "similarity": 0.6,
     # cosine at which two texts say the same by meaning, when semantic search is on (curate/meaning.py)
-    "semantic_similarity": 0.85,
+    "semantic_similarity": 0.9,
     "ignore_tags": ["nocurate", "scratch", "trivial"],
     "stale_days": 90,
     "archive_confidence": 0.2,

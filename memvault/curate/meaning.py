@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("memvault")
 
-CHUNK = 1024  # rows of new entries compared with every text at once (bounds the memory a product takes)
+PRODUCT_CELLS = 1 << 24  # cosines computed at once (64 MB of float32), whatever the vault's size
 
 # What select asks for: node key -> text to embed, and the keys to find neighbours for.
 Provider = Callable[[dict[str, str], Iterable[str]], "Meaning | None"]
@@ -72,8 +72,9 @@ class Meaning:
         at = {k: i for i, k in enumerate(keys)}
         rows = [at[k] for k in wanted if k in at]
         out = cls(threshold)
-        for start in range(0, len(rows), CHUNK):
-            part = rows[start:start + CHUNK]
+        step = max(1, PRODUCT_CELLS // max(1, len(keys)))
+        for start in range(0, len(rows), step):
+            part = rows[start:start + step]
             sims = matrix[part] @ matrix.T
             for i, row in zip(part, sims, strict=True):
                 hits = np.flatnonzero(row >= threshold)
