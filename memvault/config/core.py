@@ -159,8 +159,8 @@ SCHEMA: dict[str, dict[str, Want]] = {
         # ranges: memvault/curate_settings.py, which names them
         **dict.fromkeys(("budget_chars", "budget_lines", "min_recalls", "min_days", "min_words", "stale_days",
                          "max_sources", "max_chars"), number(whole=True)),
-        **dict.fromkeys(("min_confidence", "min_importance", "similarity", "archive_confidence",
-                         "with_timeout"), number()),
+        **dict.fromkeys(("min_confidence", "min_importance", "similarity", "semantic_similarity",
+                         "archive_confidence", "with_timeout"), number()),
         "types": NAMES, "ignore_tags": NAMES, "archive_file": TEXT, "default_section": TEXT,
         "sections": table_of(TEXT, "rule = section name"),
     },

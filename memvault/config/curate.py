@@ -18,6 +18,8 @@ DEFAULTS: dict[str, Any] = {
     "min_days": 2,
     "min_words": 3,
     "similarity": 0.6,
+    # cosine at which two texts say the same by meaning, when semantic search is on (curate/meaning.py)
+    "semantic_similarity": 0.9,
     "ignore_tags": ["nocurate", "scratch", "trivial"],
     "stale_days": 90,
     "archive_confidence": 0.2,
@@ -50,6 +52,7 @@ class Settings:
     min_days: int
     min_words: int
     similarity: float
+    semantic_similarity: float
     ignore_tags: tuple[str, ...]
     stale_days: int
     archive_confidence: float
@@ -96,7 +99,8 @@ class Settings:
             types=names("types"), min_confidence=float(num("min_confidence", 0, 1)),
             min_importance=float(num("min_importance", 0, 1)), min_recalls=num("min_recalls", 1, 10**9, True),
             min_days=num("min_days", 2, 10**4, True), min_words=num("min_words", 0, 1000, True),
-            similarity=float(num("similarity", 0.1, 1)), ignore_tags=names("ignore_tags"),
+            similarity=float(num("similarity", 0.1, 1)),
+            semantic_similarity=float(num("semantic_similarity", 0.1, 1)), ignore_tags=names("ignore_tags"),
             stale_days=num("stale_days", 1, 10**5, True), archive_confidence=float(num("archive_confidence", 0, 1)),
             archive_file=raw["archive_file"].strip(), max_sources=num("max_sources", 1, 1000, True),
             max_chars=num("max_chars", 20, 10**5, True), default_section=raw["default_section"].strip(),

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.config.curate import Settings
-from memvault.curate import considered
+from memvault.curate import considered, meaning
 from memvault.curate.budget import (
     archives_for,
     budget,
@@ -79,7 +79,7 @@ def plan_curation(
     # `--since` names the window itself; only the marker's window is widened by the record.
     record = considered.load(vault.root, doc.marker_at) if since_from == "marker" else None
     sel = select(tl, doc, settings, at=at, since=since, recalls=recalls, considered=record,
-                 by_option=since_from == "option")
+                 by_option=since_from == "option", meaning=meaning.provider(vault, settings.semantic_similarity))
     proposals = make_proposals(sel, tl, doc, settings)
     plan = Plan(
         at=at, since=since, since_from=since_from, path=path, archive_path=vault.root / settings.archive_file,
@@ -213,7 +213,7 @@ def explain(plan: Plan, vault: ParsedVault, entry: str | None = None) -> list[di
     for d in chosen:
         ev = tl.by_id[d.entry]
         out.append({"id": d.entry, "type": ev.type, "chosen": d.chosen, "proposal": d.facts.get("proposal"),
-                    "reason": "; ".join(filter(None, (d.reason, d.facts.get("kept_apart")))),
+                    "reason": "; ".join(filter(None, (d.reason, d.facts.get("meaning"), d.facts.get("kept_apart")))),
                     "file": ev.file, "line": ev.line,
                     "timestamp": ev.timestamp.isoformat() if ev.timestamp else None})
     out.sort(key=lambda x: (x["timestamp"] or "", x["file"], x["line"]))

@@ -16,6 +16,7 @@ from memvault.check.secrets.scan import find_secrets
 from memvault.config.curate import Settings
 from memvault.curate import sections
 from memvault.curate.document import Bullet, MemoryDoc, plain_text
+from memvault.curate.meaning import Meaning, Provider, joins, node_texts, reason
 from memvault.curate.sources import curated_sources
 from memvault.entries import decay
 from memvault.entries.model import Event
@@ -68,7 +69,10 @@ OLD_PREFIXES = ("before the last curation", "before --since")  # left out as see
 
 class _Selector:
     def __init__(self, tl: Timeline, doc: MemoryDoc, s: Settings, at: datetime, since: datetime | None,
-                 recalls: dict[str, Access], considered: frozenset[str] | None = None, by_option: bool = False):
+                 recalls: dict[str, Access], considered: frozenset[str] | None = None, by_option: bool = False,
+                 meaning: Provider | None = None):
+        self.provider, self.meaning = meaning, Meaning(s.semantic_similarity)
+        self.by_meaning: dict[str, tuple[str, float]] = {}  # node -> (node it joined by meaning, cosine)
         self.tl, self.doc, self.s, self.at, self.since, self.recalls = tl, doc, s, at, since, recalls
         # What the window's start is called in reasons: --since T is not the last curation.
         self.mark = "--since" if by_option else "the last curation"
@@ -315,6 +319,10 @@ class _Selector:
                 if other is not None:
                     union(f"e:{eid}", other)
                     explicit.add(eid)
+        if self.provider is not None:
+            asked = [f"e:{eid}" for eid in new if eid not in explicit]
+            events = {k: pool.get(k[2:]) if k[0] == "e" else self.tl.by_id.get(k[2:]) for k in nodes if k[0] != "b"}
+            self.meaning = self.provider(node_texts(nodes, events), asked) or self.meaning
         for eid in new:
             if eid in explicit:
                 continue  # its author said what it confirms
@@ -362,10 +370,27 @@ class _Selector:
                         best[kind] = (score, other)
                     elif score > self.kept_apart.get(key, (0.0,))[0]:
                         self.kept_apart[key] = (score, other, why)
+        by_meaning = self._near_by_meaning(key, nodes, best)
         for kind in ("b", "c", "e"):
             if kind in best:
+                if kind in by_meaning:
+                    self.by_meaning[key] = by_meaning[kind]
                 return best[kind][1]
         return None
+
+    def _near_by_meaning(self, key: str, nodes: dict[str, Sig], best: dict[str, tuple[float, str]]) -> dict[str, tuple[str, float]]:
+        """Add to `best` the nearest text by meaning of each kind words found none of (a word
+        match stands); return those added. `differs` vetoes as it does for words."""
+        added: dict[str, tuple[str, float]] = {}
+        for other, cosine in self.meaning.near(key):
+            if other[0] in best:
+                continue
+            why = differs(nodes[key], nodes[other])
+            if joins(cosine, self.meaning.threshold, why):
+                best[other[0]], added[other[0]] = (cosine, other), (other, cosine)
+            elif why and key not in self.kept_apart:
+                self.kept_apart[key] = (cosine, other, why)
+        return added
 
     def reconfirmed_targets(self, ev: Event) -> list[str]:
         if not ev.reconfirms:
@@ -478,17 +503,24 @@ class _Selector:
 
 
 def select(tl: Timeline, doc: MemoryDoc, settings: Settings, *, at: datetime, since: datetime | None,
-           recalls: dict[str, Access], considered: frozenset[str] | None = None, by_option: bool = False) -> Selection:
+           recalls: dict[str, Access], considered: frozenset[str] | None = None, by_option: bool = False,
+           meaning: Provider | None = None) -> Selection:
     """Decide, for every log entry, whether and how it goes into MEMORY.md. An entry dated at or
     before `since` is new only if something new happened to it, it is not in `considered` (when
-    given: the entries the last curation looked at), or it corrects a bullet that does not say it."""
-    selector = _Selector(tl, doc, settings, at, since, recalls, considered, by_option)
+    given: the entries the last curation looked at), or it corrects a bullet that does not say it.
+    With `meaning` (curate/meaning.py), texts close enough by meaning also say the same."""
+    selector = _Selector(tl, doc, settings, at, since, recalls, considered, by_option, meaning)
     selection = selector.run()
     for key, (_, other, why) in selector.kept_apart.items():
         decision = selection.decisions.get(key[2:])
         if decision is not None:  # `--explain` says why a similar text was not merged
             name = ("bullet " if other[0] == "b" else "entry ") + other[2:]
             decision.facts["kept_apart"] = f"not merged with {name}: {why}"
+    for key, (other, cosine) in selector.by_meaning.items():
+        decision = selection.decisions.get(key[2:])
+        if decision is not None:
+            name = ("bullet " if other[0] == "b" else "entry ") + other[2:]
+            decision.facts["meaning"] = f"{reason(cosine)} as {name}"
     return selection
 
 
