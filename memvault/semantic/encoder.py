@@ -12,6 +12,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from memvault.semantic.models import EXTRA_HINT, ModelSpec, SemanticUnavailable, runtime_missing
+from memvault.semantic.vectors import quiet_blas
 
 if TYPE_CHECKING:
     import numpy as np
@@ -21,6 +22,7 @@ BATCH = 32
 
 class Encoder:
     def __init__(self, spec: ModelSpec, *, bulk: bool = False, threads: int = 0):
+        quiet_blas()
         missing = runtime_missing()
         if missing:
             raise SemanticUnavailable(f"semantic search needs {', '.join(missing)}: {EXTRA_HINT}")

@@ -64,15 +64,29 @@ def _cache_setup(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE IF NOT EXISTS vec (hash BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID")
 
 
+def quiet_blas() -> None:
+    """One BLAS thread for numpy, when memvault is the first to import it: the one product a
+    search makes is bound by memory, and on a busy 2-core machine waiting for OpenBLAS's workers
+    cost 15.9 ms against 0.7 ms alone (performance.md). A program that imported numpy itself
+    keeps its own setting."""
+    import sys
+
+    if "numpy" not in sys.modules:
+        for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
+            os.environ.setdefault(var, "1")
+
+
 class VectorStore:
     """One model's vectors (see the module's docstring)."""
 
     def __init__(self, folder: Path, model: str):
+        quiet_blas()
         self.folder = Path(folder)
         self.model = model
         self.state_path = self.folder / "state.json"
         self.lock_path = self.folder / "write.lock"
         self._cache: sqlite3.Connection | None = None
+        self._kept: tuple[tuple[int, int, int], View] | None = None  # (state.json's stamp, its view)
 
     # -- state -----------------------------------------------------------------------
 
@@ -268,11 +282,17 @@ class VectorStore:
         a writer swaps generations while it is mapped)."""
         if st is not None:
             return self._view(st)
+        stamp = _stamp(self.state_path)
+        if stamp is not None and self._kept is not None and self._kept[0] == stamp:
+            return self._kept[1]  # a kept-open index (server, watcher) maps the files once per change
         for _ in range(3):
             try:
-                return self._view(self.state())
+                view = self._view(self.state())
             except FileNotFoundError:
                 continue
+            if stamp is not None and stamp == _stamp(self.state_path):
+                self._kept = (stamp, view)
+            return view
         return self._view(State(model=self.model))
 
     def _view(self, st: State) -> View:
@@ -293,6 +313,14 @@ class VectorStore:
         if self._cache is not None:
             self._cache.close()
             self._cache = None
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
 
 
 @dataclass
