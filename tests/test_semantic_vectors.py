@@ -174,3 +174,21 @@ def test_a_reader_racing_a_generation_swap_reads_the_new_generation(tmp_path, mo
     assert (got.gen, got.count) == (stale.gen + 1, 2)  # not "no vectors" for a moment
     calls.clear()
     assert reader.view().rows.tolist() == [3, 5]
+
+
+def test_a_product_split_across_threads_equals_the_whole(tmp_path, monkeypatch):
+    # from SPLIT_ROWS rows the product runs a slice per core: the same cosines, in row order
+    import numpy as np
+
+    from memvault.semantic import vectors
+
+    monkeypatch.setattr(vectors, "SPLIT_ROWS", 10)
+    monkeypatch.setattr(vectors.os, "cpu_count", lambda: 3)
+    rng = np.random.default_rng(5)
+    store = vectors.VectorStore(tmp_path / "v", "m")
+    with store.writing():
+        st = store.reset("ix", 8)
+        m = rng.normal(size=(37, 8)).astype(np.float32)
+        st = store.append(st, list(range(1, 38)), [bytes([i]) * 16 for i in range(37)], m.tobytes(), 37)
+    q = rng.normal(size=8).astype(np.float32)
+    assert np.allclose(store.view(st).similarities(q), m @ q, atol=1e-6)

@@ -75,6 +75,7 @@ class Index:
         self._engine: Engine | None = None
         self._inode: int | None = None
         self._semantic: semantic.Semantic | None = None
+        self.removed_rowids: list[int] = []  # rows this Index's updates deleted, until the vectors drop them
 
     # -- opening ---------------------------------------------------------------------
 
@@ -254,6 +255,7 @@ class Index:
         paths = list(parsed) + list(gone)
         old = store.events_of_files(conn, paths)
         report.events_removed = len(old)
+        self.removed_rowids.extend(r for r, _ in old)  # the vectors drop these without a scan (semantic.py)
         if not engine.atomic:
             conn.execute("BEGIN IMMEDIATE")
             store.set_meta(conn, state="dirty")

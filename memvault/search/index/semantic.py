@@ -327,14 +327,23 @@ class Semantic:
         import numpy as np
 
         if self._held_rows(conn, st) == st.live:
+            self.index.removed_rowids.clear()
             return st
+        hinted = [r for r in self.index.removed_rowids if r <= st.high_water]
+        self.index.removed_rowids.clear()
+        if hinted:  # what this process's own update deleted: no scan of every row
+            before = st.dead
+            st = self.store.remove(st, hinted)
+            report.removed = st.dead - before if st.dead >= before else len(hinted)
+            if self._held_rows(conn, st) == st.live:
+                return st
         present = np.fromiter((r for (r,) in conn.execute("SELECT rowid FROM events WHERE rowid <= ?",
                                                              (st.high_water,))), dtype=np.int64)
         view = self.store.view(st)
         mine = view.rows[view.alive.astype(bool)]
         gone = np.setdiff1d(mine, present, assume_unique=True)
         del view
-        report.removed = len(gone)
+        report.removed += len(gone)
         return self.store.remove(st, gone)
 
     def _add_new(self, conn: sqlite3.Connection, st: State, report: SyncReport, limit: int | None,
