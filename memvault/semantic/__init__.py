@@ -17,8 +17,8 @@ SEMANTIC_DEFAULTS: dict[str, Any] = {
     "fusion": "weighted",  # weighted, rrf or max (memorywire's names, docs/semantic.md)
     "weight": 0.5,  # the semantic share of a weighted fusion
     "rrf_k": 60,
-    "candidates": 100,
-    "min_similarity": None,  # an entry found only by meaning needs this cosine (None: the model's, 0.4 for MiniLM)  # nearest entries taken into the fusion (at least; more when the search asks for more)
+    "candidates": 50,  # nearest entries taken into the fusion (more when a search runs short of hits)
+    "min_similarity": None,  # an entry found only by meaning needs this cosine (None: the model's, 0.4 for MiniLM)
     "search_encode_limit": 2000,  # a search embeds at most this many new entries itself; `index` embeds any number
     "threads": 0,  # onnxruntime threads (0: up to 4, as many as there are cores)
 }

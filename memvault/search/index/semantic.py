@@ -434,7 +434,8 @@ def found(probe: Probe | None, mode: str, lexical: list[tuple[int, float]], n: i
     if probe is None:
         return lexical, set()
     sem = probe.sem
-    near = probe.near(max(n, int(sem.opts.get("candidates", 100))), [r for r, _ in lexical])
+    # the nearest `candidates` (more as a search that ran short of hits asks for more words)
+    near = probe.near(max(int(sem.opts.get("candidates", 50)), n // 4), [r for r, _ in lexical])
     if near is None:
         return lexical, set()
     floor = sem.opts.get("min_similarity")
