@@ -86,7 +86,7 @@ class Meaning:
 
 def provider(vault: ParsedVault, threshold: float) -> Provider | None:
     """How select gets vectors for this vault, or None when it compares words only."""
-    from memvault.search.index.semantic import choose_mode
+    from memvault.semantic.choice import choose_mode
 
     if choose_mode(vault.config, None, vault.root) == "lexical":
         return None
@@ -105,7 +105,7 @@ def load(vault: ParsedVault, texts: dict[str, str], wanted: Iterable[str], thres
     """The vectors of `texts` from the cache, encoding (and caching) only what it lacks."""
     import numpy as np
 
-    from memvault.search.index.semantic import model_spec
+    from memvault.semantic.choice import model_spec
     from memvault.semantic.vectors import VectorStore
 
     wanted = list(wanted)

@@ -6,6 +6,7 @@ for vectors; the core never imports numpy, onnxruntime or tokenizers (docs/seman
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 from memvault.config.core import Config
@@ -29,3 +30,11 @@ FUSIONS = ("weighted", "rrf", "max")
 
 def settings(config: Config) -> dict[str, Any]:
     return config.section("semantic", SEMANTIC_DEFAULTS)
+
+
+EXTRA_HINT = "pip install 'memvault[semantic]'"
+
+
+def runtime_missing() -> list[str]:
+    """The packages semantic search needs that are not installed (none: the extra is there)."""
+    return [m for m in ("numpy", "onnxruntime", "tokenizers") if importlib.util.find_spec(m) is None]

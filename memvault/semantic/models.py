@@ -25,9 +25,9 @@ from memvault.errors import SemanticUnavailable
 MODEL_FILE = "memvault-model.json"
 
 
-__all__ = ["SemanticUnavailable"]
+__all__ = ["EXTRA_HINT", "SemanticUnavailable", "runtime_missing"]
 
-EXTRA_HINT = "pip install 'memvault[semantic]'"
+from memvault.semantic import EXTRA_HINT, runtime_missing  # noqa: E402 (re-exported)
 
 
 @dataclass(frozen=True)
@@ -86,9 +86,6 @@ class ModelSpec:
         return f"{safe}-{digest}"
 
 
-def runtime_missing() -> list[str]:
-    """The packages semantic search needs that are not installed (none: the extra is there)."""
-    return [m for m in ("numpy", "onnxruntime", "tokenizers") if importlib.util.find_spec(m) is None]
 
 
 def _package_dir(name: str) -> Path | None:

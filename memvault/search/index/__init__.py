@@ -49,7 +49,7 @@ def search_mode(vault: ParsedVault, asked: str | None = None) -> str:
     """The mode a search asking for `asked` uses (None: `[semantic] mode`, auto: hybrid when the
     extra and a model are there): what a face reports. Raises SemanticUnavailable when a mode
     asked for cannot be had (search/index/semantic.py `choose_mode`)."""
-    from memvault.search.index.semantic import choose_mode
+    from memvault.semantic.choice import choose_mode
 
     return choose_mode(vault.config, asked, vault.root)
 

@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memvault import derived_db
 from memvault.entries.model import Event, Problem
@@ -32,7 +32,7 @@ from memvault.layout import is_file, problem_at
 from memvault.parsed import ParsedVault, parser_fingerprint
 from memvault.search import access
 from memvault.search.hits import Hit
-from memvault.search.index import files, heal, links, semantic, store
+from memvault.search.index import files, heal, links, store
 from memvault.search.index.engine import Engine, FileState, IndexStatus, Progress, UpdateReport
 from memvault.search.index.forgetting import index_forgotten
 from memvault.search.index.lastgood import errors_of, held_reason, keeps_last_good, typed
@@ -41,7 +41,10 @@ from memvault.search.plan import EXHAUSTIVE, Plan
 from memvault.search.rank import Filter, both, make_filter
 from memvault.search.textproc import ANALYZER_VERSION, Query, parse_query
 from memvault.search.weights import Weights
-from memvault.semantic import FUSIONS
+
+if TYPE_CHECKING:
+    from memvault.search.index import semantic  # imported when a search or update needs vectors
+from memvault.semantic import FUSIONS, choice
 
 BACKENDS = ("sqlite", "whoosh")
 INDEX_DEFAULTS: dict[str, Any] = {"backend": "sqlite", "lock_timeout": 30.0}
@@ -179,7 +182,7 @@ class Index:
                 report = self._rebuild_locked(progress, reason or "")
             heal.written(self)
         report.seconds = time.perf_counter() - started  # the words; the embedding reports its own time
-        report.semantic = semantic.after_update(self, progress)
+        report.semantic = self._embed(progress)
         return report
 
     def rebuild(self, *, progress: Progress | None = None) -> UpdateReport:
@@ -188,7 +191,7 @@ class Index:
             report = self._rebuild_locked(progress, "asked for")
             heal.written(self)
         report.seconds = time.perf_counter() - started
-        report.semantic = semantic.after_update(self, progress)
+        report.semantic = self._embed(progress)
         return report
 
     def _update_locked(self, wanted: list[str] | None, progress: Progress | None) -> UpdateReport:
@@ -391,12 +394,16 @@ class Index:
         if fusion is not None and fusion not in FUSIONS:
             raise InputError(f"fusion must be one of {', '.join(FUSIONS)}, got {fusion!r}")
         q = parse_query(query)
-        asked, mode = mode, semantic.choose_mode(self.vault.config, mode, self.vault.root)
-        text = semantic.query_text(query) if mode != "lexical" else ""
+        asked, mode = mode, choice.choose_mode(self.vault.config, mode, self.vault.root)
+        text = choice.query_text(query) if mode != "lexical" else ""
         if q.empty and not text:
             return []
         self.ensure()
-        mode, probe = semantic.prepare(self, mode, text, asked)
+        probe = None
+        if mode != "lexical":  # the vectors' code, imported only for a search by meaning
+            from memvault.search.index import semantic
+
+            mode, probe = semantic.prepare(self, mode, text, asked)
         conn, engine = self._open()
         when = at or datetime.now(UTC)
         keep = both(make_filter([*types, *q.types], [*tags, *q.tags], since, until), where)
@@ -408,7 +415,7 @@ class Index:
                             index_forgotten(conn, forgotten, self.vault.config) if forgotten else None)
             while True:
                 lexical = engine.search(q, n, plan) if not q.empty and mode != "semantic" else []
-                found, by_meaning = semantic.found(probe, mode, lexical, n, fusion)
+                found, by_meaning = (lexical, set()) if probe is None else probe.found(mode, lexical, n, fusion)
                 hits = ranker.rank(found, q, when, keep, include_all, limit, by_meaning)
                 if len(hits) >= limit:
                     break
@@ -425,9 +432,20 @@ class Index:
         access.record(self.vault.root, access.search_recalls(self.vault.config, q, hits, record_access))
         return hits
 
+    def _embed(self, progress: Progress | None) -> dict[str, Any] | None:
+        """What an update's embedding did (search/index/semantic.py `after_update`); nothing,
+        and nothing imported, in a vault that cannot search by meaning."""
+        if self.for_search or choice.surely_lexical(self.vault.config):
+            return None
+        from memvault.search.index import semantic
+
+        return semantic.after_update(self, progress)
+
     def semantic_side(self) -> semantic.Semantic:
         """The vectors and model (opened once per Index; search/index/semantic.py)."""
         if self._semantic is None:
+            from memvault.search.index import semantic
+
             self._semantic = semantic.Semantic.open(self)
         return self._semantic
 

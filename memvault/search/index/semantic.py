@@ -21,18 +21,12 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memvault.config.core import Config
-from memvault.errors import InputError, LockTimeout
+from memvault.errors import LockTimeout
 from memvault.search.fusion import Near, fuse
 from memvault.search.index import store
-from memvault.semantic import FUSIONS, MODES, settings
-from memvault.semantic.models import (
-    EXTRA_HINT,
-    ModelSpec,
-    SemanticUnavailable,
-    resolve,
-    runtime_missing,
-)
+from memvault.semantic import FUSIONS, settings
+from memvault.semantic.choice import choose_mode, model_spec, runtime_missing, warn
+from memvault.semantic.models import ModelSpec, SemanticUnavailable
 from memvault.semantic.text import embed_text, text_hash
 from memvault.semantic.vectors import State, VectorStore
 
@@ -63,44 +57,6 @@ class SyncReport:
                 "reset": self.reset}
 
 
-_warned: set[str] = set()
-
-
-def choose_mode(config: Config, asked: str | None, root: Any = None) -> str:
-    """The search mode: the one asked for, else `[semantic] mode` (auto: hybrid when the extra
-    and a model are installed, else lexical). Raises SemanticUnavailable when semantic or
-    hybrid is asked for and cannot be had; a mode set in memvault.toml that cannot be had
-    falls back to lexical with a warning (a vault shared with a machine without the extra)."""
-    mode = asked or str(settings(config).get("mode", "auto"))
-    if mode not in (*MODES, "auto"):
-        raise InputError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
-    if mode == "lexical":
-        return mode
-    try:
-        missing = runtime_missing()
-        if missing:
-            raise SemanticUnavailable(f"{'--mode ' + mode if asked else 'semantic search'} needs the semantic "
-                                      f"extra ({', '.join(missing)} not installed): {EXTRA_HINT}; "
-                                      "--mode lexical searches without it")
-        model_spec(config, root)
-    except SemanticUnavailable as exc:
-        if asked:
-            raise
-        if mode != "auto":
-            _warn(f"[semantic] mode = {mode!r}: {exc}")
-        elif str(settings(config).get("model", "auto")).strip() != "auto":
-            _warn(str(exc))  # a model named in memvault.toml that cannot be had is said, not ignored
-        return "lexical"
-    return "hybrid" if mode == "auto" else mode
-
-
-def _warn(message: str) -> None:
-    """Say once per process that a search falls back to words."""
-    if message not in _warned:
-        _warned.add(message)
-        log.warning("%s; searching words only", message)
-
-
 class Probe:
     """The semantic side of one search, worked out beside its word side: a thread opens the
     model, embeds the query and compares it with every vector (onnxruntime and numpy release the
@@ -125,6 +81,10 @@ class Probe:
         except BaseException as exc:  # raised again in the search's thread, by `near`
             self._error = exc
 
+    def found(self, mode: str, lexical: list[tuple[int, float]], n: int,
+              fusion: str | None = None) -> tuple[list[tuple[int, float]], set[int]]:
+        return found(self, mode, lexical, n, fusion)
+
     def near(self, k: int, also: list[int]) -> Near | None:
         """The `k` nearest rows and the cosines of `also`; None when the model cannot be loaded
         and the search falls back to words (an asked-for mode raises instead)."""
@@ -136,7 +96,7 @@ class Probe:
             self._thread.start()  # no answer: this process opens the model after all
         self._thread.join()
         if isinstance(self._error, SemanticUnavailable) and not self.asked:
-            _warn(str(self._error))
+            warn(str(self._error))
             return None
         if self._error is not None:
             raise self._error
@@ -199,7 +159,7 @@ def prepare(index: Any, mode: str, text: str, asked: str | None) -> tuple[str, P
     except SemanticUnavailable as exc:
         if asked:
             raise
-        _warn(str(exc))
+        warn(str(exc))
         return "lexical", None
     return mode, Probe(sem, text, asked)
 
@@ -224,15 +184,10 @@ def after_update(index: Any, progress: Progress | None = None) -> dict[str, Any]
             progress.stage("embedding")  # `memvault index`'s bar: a second one for the embedding
         report = sem.sync(progress=progress)
     except SemanticUnavailable as exc:  # the words are indexed; the report says why nothing was embedded
-        _warn(str(exc))
+        warn(str(exc))
         return {"error": str(exc)}
     return report.to_dict()
 
-
-def model_spec(config: Config, root: Any) -> ModelSpec:
-    from pathlib import Path
-
-    return resolve(str(settings(config).get("model", "auto")), Path(root) if root else Path.cwd())
 
 
 @dataclass
@@ -422,9 +377,6 @@ class Semantic:
         return Near(top, scores, mean, std)
 
 
-def query_text(text: str) -> str:
-    """The words a query embeds: its text without `type:`/`tag:` filters."""
-    return " ".join(w for w in text.split() if not w.lower().startswith(("type:", "tag:"))).strip()
 
 
 def found(probe: Probe | None, mode: str, lexical: list[tuple[int, float]], n: int,
