@@ -404,17 +404,4 @@ class View:
     def top(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """The `k` live rows nearest `query` (cosine: vectors are unit length): (rowid, score),
         best first. Exact search: a matrix-vector product over every row."""
-        import numpy as np
-
-        n = self.state.count
-        if n == 0 or k <= 0:
-            return []
-        sims = self.matrix @ query.astype(np.float32)
-        if self.state.dead:
-            sims = np.where(self.alive.astype(bool), sims, -np.inf)
-        k = min(k, self.state.live)
-        if k <= 0:
-            return []
-        idx = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
-        idx = idx[np.argsort(-sims[idx], kind="stable")]
-        return [(int(self.rows[i]), float(sims[i])) for i in idx if np.isfinite(sims[i])]
+        return self.near(query, k, [])[0] if k > 0 else []
