@@ -101,12 +101,12 @@ def test_superseded_entries_stay_out(root, runner):
     assert CAROLINE in ids(runner, "--all", "--mode", "semantic", "weekend hobby landscapes")
 
 
-def test_the_json_shape_is_the_lexical_one(root, runner):
+def test_the_json_shape_is_the_lexical_one_and_says_how(root, runner):
     lexical = json.loads(runner.invoke(cli, ["search", "--json", "--mode", "lexical", "peanuts"]).output)
     for mode in ("semantic", "hybrid"):
         hits = json.loads(runner.invoke(cli, ["search", "--json", "--mode", mode, "peanuts"]).output)
         assert hits[0]["id"] == lexical[0]["id"]
-        assert [set(h) for h in hits[:1]] == [set(lexical[0])]
+        assert [set(h) for h in hits[:1]] == [set(lexical[0]) | {"matched_by"}]
         assert set(hits[0]["score_parts"]) == set(lexical[0]["score_parts"])
 
 
@@ -201,3 +201,16 @@ def test_the_similarity_floor_is_a_setting(root, runner):
     result = runner.invoke(cli, ["search", "--json", "--mode", "semantic", "How does she unwind?"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == []
+
+
+def test_each_hit_says_whether_words_or_meaning_found_it(root, runner):
+    # qa18 #13: an agent must tell a word match from a neighbour by meaning; a words-only search
+    # keeps today's JSON shape
+    hits = {h["id"]: h["matched_by"] for h in json.loads(runner.invoke(
+        cli, ["search", "--json", "--mode", "hybrid", "Caroline unwind"]).stdout)}
+    assert hits[CAROLINE] == ["words", "meaning"]  # "Caroline" is a word of it; "unwind" its meaning
+    assert hits["2026-02-18T09:00"] == ["meaning"]  # Jonas relaxes with watercolors: no word in common
+    lexical = json.loads(runner.invoke(cli, ["search", "--json", "--mode", "lexical", "Caroline"]).stdout)
+    assert lexical and all("matched_by" not in h for h in lexical)
+    text = runner.invoke(cli, ["search", "--mode", "hybrid", "Caroline unwind"]).stdout
+    assert "(by meaning)" in text

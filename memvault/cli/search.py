@@ -95,6 +95,8 @@ def _hits_text(items: list[dict]) -> str:
         if d.get("sources_superseded_by"):
             status += f"  [sources superseded by {d['sources_superseded_by']}]"
         nearby = "" if d.get("matched", True) else "  (found through nearby entries)"
+        if d.get("matched_by") == ["meaning"]:
+            nearby += "  (by meaning)"
         head = (f"{i:>2}. {d['score']:.3f}  {d['id']}  {d['type']}  {retention_mark(d)}{d['location']}{status}{nearby}"
                 f"{folded_sources(d)}")
         out.append(head)

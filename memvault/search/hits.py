@@ -34,6 +34,7 @@ class Hit:
     kind: str = "log"
     matched: bool = True  # the entry itself holds a query word (not only its neighbours)
     sources_superseded_by: str | None = None  # a bullet whose every source is superseded (rank.py)
+    matched_by: tuple[str, ...] | None = None  # "words", "meaning": set by a semantic or hybrid search only
     entry: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     event: Event | None = field(default=None, repr=False, compare=False)
 
@@ -55,4 +56,5 @@ class Hit:
             "snippet": self.snippet, "tags": list(self.tags), "status": self.status,
             "superseded_by": self.superseded_by, "title": self.title, "content": self.content,
             "kind": self.kind, "matched": self.matched, "sources_superseded_by": self.sources_superseded_by,
+            **({"matched_by": list(self.matched_by)} if self.matched_by is not None else {}),
         }

@@ -417,6 +417,8 @@ class Index:
                 lexical = engine.search(q, n, plan) if not q.empty and mode != "semantic" else []
                 found, by_meaning = (lexical, set()) if probe is None else probe.found(mode, lexical, n, fusion)
                 hits = ranker.rank(found, q, when, keep, include_all, limit, by_meaning)
+                if probe is not None:
+                    probe.mark(hits, ranker.heads, lexical, by_meaning)
                 if len(hits) >= limit:
                     break
                 if len(found) >= n:

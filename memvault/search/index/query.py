@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -43,6 +43,7 @@ class Ranker:
     root: Path
     config: Config
     forgotten: Forgets | None = None  # what maintain forgot, judged on the whole vault (ParsedVault.forgotten)
+    heads: dict[int, store.Head] = field(default_factory=dict)  # the last ranking's candidates
 
     def rank(self, found: list[tuple[int, float]], q: Query, when: datetime, keep: Filter,
              include_all: bool, limit: int, by_meaning: Collection[int] = ()) -> list[Hit]:
@@ -58,7 +59,7 @@ class Ranker:
         best = max((s for _, s in found), default=0.0)
         if best <= 0:
             return []
-        heads = store.load_heads(self.conn, [r for r, _ in found])
+        heads = self.heads = store.load_heads(self.conn, [r for r, _ in found])
         ids = {h.id for h in heads.values()}
         near = {heads[r].id for r in by_meaning if r in heads}
         supersedes, reconfirms, involved = links.edges_for(self.conn, ids)

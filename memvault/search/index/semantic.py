@@ -85,6 +85,14 @@ class Probe:
               fusion: str | None = None) -> tuple[list[tuple[int, float]], set[int]]:
         return found(self, mode, lexical, n, fusion)
 
+    @staticmethod
+    def mark(hits: list[Any], heads: dict[int, Any], lexical: list[tuple[int, float]], by_meaning: set[int]) -> None:
+        """Say on each hit whether words, meaning or both found it (`matched_by` in --json)."""
+        words = {heads[r].id for r, _ in lexical if r in heads}
+        meaning = {heads[r].id for r in by_meaning if r in heads}
+        for h in hits:
+            h.matched_by = tuple(how for how, ids in (("words", words), ("meaning", meaning)) if h.id in ids)
+
     def near(self, k: int, also: list[int]) -> Near | None:
         """The `k` nearest rows and the cosines of `also`; None when the model cannot be loaded
         and the search falls back to words (an asked-for mode raises instead)."""
