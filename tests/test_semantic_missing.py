@@ -156,3 +156,23 @@ def test_meaning_asked_for_with_no_model_configured_says_how_to_name_one(vault_d
     assert result.exit_code == 1 and "[semantic] model" in result.output and "memvault.toml" in result.output
     result = runner.invoke(cli, ["search", "peanuts"])  # the default: words, and nothing to warn about
     assert result.exit_code == 0 and "2026-02-14T11:00" in result.stdout and result.stderr == ""
+
+
+def test_a_reinstalled_model_keeps_its_vectors_and_a_changed_one_gets_new(tmp_path):
+    # qa18b N2: the key named the files' times, so every venv or reinstall re-embedded the vault
+    import os
+    import shutil
+
+    from memvault.semantic.models import from_folder
+
+    from .helpers_semantic import MODEL
+
+    first, second = tmp_path / "a" / "model", tmp_path / "b" / "model"
+    for where in (first, second):
+        shutil.copytree(MODEL, where, copy_function=shutil.copy)  # new files, new times
+    os.utime(second / "model.onnx", (1_000_000, 1_000_000))
+    assert from_folder(first, "m").key == from_folder(second, "m").key
+    raw = bytearray((second / "tokenizer.json").read_bytes())
+    raw[-2:-2] = b" "  # one byte more: another tokenizer file
+    (second / "tokenizer.json").write_bytes(bytes(raw))
+    assert from_folder(first, "m").key != from_folder(second, "m").key

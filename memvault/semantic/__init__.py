@@ -19,7 +19,7 @@ SEMANTIC_DEFAULTS: dict[str, Any] = {
     "weight": 0.5,  # the semantic share of a weighted fusion
     "rrf_k": 60,
     "candidates": 50,  # nearest entries taken into the fusion (more when a search runs short of hits)
-    "min_similarity": None,  # an entry found only by meaning needs this cosine (None: the model's, 0.4 for MiniLM)
+    "min_similarity": None,  # an entry found only by meaning needs this cosine (None: the model's, 0.3 for MiniLM)
     "search_encode_limit": 2000,  # a search embeds at most this many new entries itself; `index` embeds any number
     "threads": 0,  # onnxruntime threads (0: up to 4, as many as there are cores)
 }

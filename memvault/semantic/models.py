@@ -4,7 +4,7 @@ A model is a folder holding an ONNX graph (`model.onnx`, or the one `*.onnx` fil
 Hugging Face `tokenizer.json`, with an optional `memvault-model.json` saying how to use it:
 
     {"name": "...", "pooling": "mean" | "cls", "query_prefix": "", "document_prefix": "",
-     "max_tokens": 256, "min_similarity": 0.4}
+     "max_tokens": 256, "min_similarity": 0.3}
 
 `[semantic] model` is either such a folder (absolute, `~/...`, or relative to the vault) or
 `package:NAME`, a Python package that ships one. `auto` (the default) takes the first of
@@ -43,7 +43,7 @@ class Known:
     document_prefix: str = ""
     max_tokens: int = 256
     name: str = ""  # what status and reports call it (default: the package)
-    min_similarity: float = 0.4
+    min_similarity: float = 0.3
 
 
 # The models `auto` looks for, best first (docs/semantic.md says why this one: measured on LoCoMo
@@ -68,19 +68,25 @@ class ModelSpec:
     document_prefix: str = ""
     max_tokens: int = 256
     # the cosine below which an entry found only by meaning is not taken as a hit: for
-    # all-MiniLM-L6-v2, queries about nothing in a vault reach ~0.35, answers ~0.6 (docs/semantic.md)
-    min_similarity: float = 0.4
+    # all-MiniLM-L6-v2, questions about nothing in a vault reach 0.1-0.35 with their nearest entry,
+    # paraphrased answers 0.33 and up (docs/decisions.md)
+    min_similarity: float = 0.3
 
     @property
     def key(self) -> str:
         """What the stored vectors of this model are kept under: its name, its files' sizes and
-        times, and how it is used (a changed model or setting is a new set of vectors)."""
+        bytes (the first and last MiB: a reinstall of the same model is the same key, a changed
+        model a new one; all of a 90 MB file would cost every search ~60 ms), and how it is used."""
         import hashlib
 
         parts = [self.name, self.pooling, self.query_prefix, self.document_prefix, str(self.max_tokens)]
         for path in (self.onnx, self.tokenizer):
-            st = path.stat()
-            parts += [path.name, str(st.st_size), str(st.st_mtime_ns)]
+            size = path.stat().st_size
+            with path.open("rb") as fh:
+                head = fh.read(1 << 20)
+                fh.seek(max(0, size - (1 << 20)))
+                tail = fh.read(1 << 20)
+            parts += [path.name, str(size), hashlib.sha256(head + tail).hexdigest()]
         digest = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:12]
         safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in self.name)[:40]
         return f"{safe}-{digest}"
@@ -159,7 +165,7 @@ def from_folder(folder: Path, name: str) -> ModelSpec:
     max_tokens = info.get("max_tokens", 256)
     if not isinstance(max_tokens, int) or max_tokens < 8:
         raise SemanticUnavailable(f"[semantic] model: {folder / MODEL_FILE}: max_tokens must be a whole number >= 8")
-    floor = info.get("min_similarity", 0.4)
+    floor = info.get("min_similarity", 0.3)
     if not isinstance(floor, int | float) or isinstance(floor, bool) or not -1 <= floor <= 1:
         raise SemanticUnavailable(f"[semantic] model: {folder / MODEL_FILE}: min_similarity must be a number in [-1, 1]")
     return ModelSpec(str(info.get("name", name)), graphs[0], tok, pooling, str(info.get("query_prefix", "")),
