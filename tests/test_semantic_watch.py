@@ -50,7 +50,15 @@ def test_a_search_asks_the_running_watcher_and_never_opens_the_model(vault_dir):
 
     with watching(vault_dir):
         assert (vault_dir / ".memvault" / "semantic.sock").exists()
+        wait_for(lambda: "answers semantic queries" in runner_status(vault_dir), timeout=10,
+                 what="status saying the watcher answers")
         assert search("How does she unwind?") == [["2026-02-21T18:30"], []]  # the deploy entry is not near
     assert not (vault_dir / ".memvault" / "semantic.sock").exists()  # the watcher took it away
     hits, imported = search("What does she do to relax?")  # no watcher: the search opens the model
     assert hits[0] == "2026-02-21T18:30" and "onnxruntime" in imported
+
+
+def runner_status(vault_dir) -> str:
+    from click.testing import CliRunner
+
+    return CliRunner().invoke(cli, ["--vault", str(vault_dir), "status"]).stdout

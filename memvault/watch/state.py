@@ -164,6 +164,7 @@ class WatchRecord:
     broken: dict[str, str] = field(default_factory=dict)  # path -> why its last good entries are kept
     errors: list[dict[str, str]] = field(default_factory=list)
     commit: dict[str, Any] = field(default_factory=dict)
+    semantic_queries: bool = False  # it answers other processes' semantic side (query_server.py)
 
     def add_error(self, message: str, path: str = "") -> None:
         self.errors.append({"at": now_iso(), "path": path, "message": message})
@@ -193,6 +194,7 @@ SCALARS: dict[str, type | tuple[type, ...]] = {
     "pid": int, "started": str, "vault": str, "state": str, "observer": str, "debounce_ms": (int, float),
     "heartbeat": str, "last_event": str, "last_update": str, "pending": int, "updates": int,
     "files_on_disk": int, "files_indexed": int, "events_indexed": int, "events_on_disk": int,
+    "semantic_queries": bool,
 }  # fmt: skip
 
 
@@ -204,8 +206,8 @@ def _strings(value: Any) -> dict[str, str]:
 
 
 def checked_record(data: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {k: v for k, v in data.items()
-                           if k in SCALARS and isinstance(v, SCALARS[k]) and not isinstance(v, bool)}
+    out: dict[str, Any] = {k: v for k, v in data.items() if k in SCALARS and isinstance(v, SCALARS[k])
+                           and (SCALARS[k] is bool or not isinstance(v, bool))}
     out["broken"] = _strings(data.get("broken"))
     errors = data.get("errors")
     out["errors"] = [_strings(e) for e in errors if isinstance(e, dict)] if isinstance(errors, list) else []
@@ -266,6 +268,7 @@ def classify(record: dict[str, Any] | None, alive: bool, behind: list[str], now:
         return Health("stale", msg + lag, behind, record)
     pending = record.get("pending", 0)
     extra = f", {pending} pending" if pending else ""
+    extra += ", answers semantic queries" if record.get("semantic_queries") else ""
     msg = f"watcher running (pid {record.get('pid')}, {record.get('observer') or 'starting'}{extra})"
     if files and not pending:
         msg += lag

@@ -161,7 +161,9 @@ class Watcher:
             if self._committer is not None:
                 self._committer.start()
             self._queries = QueryServer(self.index, say=lambda m: self.log("warning", m))
-            self._queries.start()
+            if self._queries.start():
+                self.record.semantic_queries = True
+                self.request_record()
         except BaseException:
             self._observer.stop()
             self._scanner.stop()
