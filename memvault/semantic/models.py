@@ -13,6 +13,7 @@ Hugging Face `tokenizer.json`, with an optional `memvault-model.json` saying how
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -72,7 +73,7 @@ class ModelSpec:
     # paraphrased answers 0.33 and up (docs/decisions.md)
     min_similarity: float = 0.3
 
-    @property
+    @functools.cached_property  # it reads 4 MiB: once per spec, not at every use (a search uses it 3 times)
     def key(self) -> str:
         """What the stored vectors of this model are kept under: its name, its files' sizes and
         bytes (the first and last MiB: a reinstall of the same model is the same key, a changed
