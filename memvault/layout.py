@@ -504,3 +504,39 @@ def _relative(root: Path, item: str) -> str:
             continue
         return "" if rel == "." else rel
     raise InputError(f"{item} is not inside the vault {root}")
+
+
+# -- what a watcher or a commit leaves alone ---------------------------------------------
+
+IGNORED_DIRS = SKIP_DIRS  # the folders the vault walk skips (above)
+# Editor leftovers: vim swap/backup files, emacs lock and autosave files, generic temp
+# files, and memvault's own fsio.atomic_write temp files (".NAME.XXXX.mvtmp").
+TEMP_SUFFIXES = (".swp", ".swo", ".swx", "~", ".tmp", ".mvtmp", ".part", ".crdownload")
+IGNORED_NAMES = frozenset({".DS_Store", "4913"})  # 4913: vim's "can I write here" probe
+
+
+def is_ignored(relpath: str) -> bool:
+    """True for paths the watcher must never act on: editor temp files and tool folders.
+
+    `relpath` is vault-relative and POSIX; a folder may be given with or without a
+    trailing "/".
+    """
+    parts = [p for p in relpath.split("/") if p]
+    if not parts:
+        return False
+    if any(p in IGNORED_DIRS for p in parts):
+        return True
+    name = parts[-1]
+    return (
+        name in IGNORED_NAMES
+        or name.startswith(".#")  # emacs lock file
+        or (name.startswith("#") and name.endswith("#"))  # emacs autosave
+        or name.endswith(TEMP_SUFFIXES)
+        or any(p.startswith(".") for p in parts)  # hidden files and folders, like iter_markdown
+    )
+
+
+def is_watched_file(relpath: str, selection: Selection = DEFAULT) -> bool:
+    """True for the files whose changes reach the index: those `selection` selects (by
+    default MEMORY.md and memory/**/*.md)."""
+    return not is_ignored(relpath) and selection.selects(relpath)

@@ -26,7 +26,7 @@ LAYERS: list[set[str]] = [
     {"parsed", "semantic"},
     {"check", "search"},
     {"write"},
-    {"history", "curate", "watch", "maintain"},
+    {"history", "curate", "watch", "maintain", "sync"},
     {"vault"},
     {"status", "demo", "memorywire", "interop", "context", "ingest"},
     {"serve"},
@@ -37,6 +37,7 @@ ALSO = {
     ("history", "search"),  # as-of ranking is search's ranking at another time
     ("curate", "search"),   # curate reads access counts
     ("watch", "search"),    # the watcher keeps the index current
+    ("watch", "sync"),      # watch --commit and --sync commit and sync through the sync room
     ("filedates", "layout"),  # dating asks git about the selected files only
 }
 

@@ -9,7 +9,7 @@ import pytest
 
 from memvault.errors import GitError
 from memvault.vault import Vault
-from memvault.watch.autocommit import commit_message, commit_vault, diff_events, parse_porcelain
+from memvault.sync.commit import commit_message, commit_vault, diff_events, parse_porcelain
 from memvault.write.log import init_vault
 
 from .conftest import git

@@ -349,7 +349,7 @@ def test_a_refused_watch_commit_puts_back_what_the_person_had_staged(tmp_path):
 
     from memvault.errors import GitError
     from memvault.vault import Vault
-    from memvault.watch.autocommit import CommitRefused, commit_vault
+    from memvault.sync.commit import CommitRefused, commit_vault
     from memvault.write.log import init_vault
 
     from .helpers_check import git

@@ -94,7 +94,7 @@ def test_log_writes_the_agent_lines_and_refuses_unknown_or_broken_ones(root):
 
 
 def test_an_edit_that_forgets_counts_as_an_edit_for_the_watcher(root):
-    from memvault.watch.autocommit import diff_events
+    from memvault.sync.commit import diff_events
 
     vault = Vault.open(root)
     old = vault.timeline.by_id["2026-03-02T10:00"]

@@ -20,7 +20,7 @@ import pytest
 
 from memvault.cli import cli
 from memvault.vault import Vault
-from memvault.watch.autocommit import commit_vault
+from memvault.sync.commit import commit_vault
 
 from .helpers_check import commit, git, git_repo, run_memvault
 

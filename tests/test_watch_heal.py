@@ -20,7 +20,7 @@ import pytest
 
 from memvault.cli import cli
 from memvault.vault import Vault
-from memvault.watch.autocommit import GitLocked, commit_vault
+from memvault.sync.commit import GitLocked, commit_vault
 from memvault.watch.state import WatchLock, lock_path
 from memvault.write.log import init_vault
 

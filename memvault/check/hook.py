@@ -19,7 +19,7 @@ from typing import Any
 
 from memvault.errors import MemvaultError, Refused
 from memvault.fsio import atomic_write
-from memvault.gitio import not_in_repository, run_git
+from memvault.gitio import merge_setup, not_in_repository, run_git
 
 SCRIPT = Path(__file__).resolve().parents[1] / "hook_scripts" / "pre-commit"
 MARKER = "memvault-hook v1"
@@ -100,6 +100,7 @@ def install(root: Path, *, python: str | None = None) -> HookResult:
         else:
             os.replace(target, chained)
     atomic_write(target, script_text(vault_rel, python or sys.executable), mode=0o755)
+    merge_setup.install(root, python=python, shared=False)  # the merge driver is this clone's too
     return HookResult(action, target, chained if chained.exists() or chained.is_symlink() else None)
 
 

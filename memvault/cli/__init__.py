@@ -12,7 +12,7 @@ import importlib
 from memvault.cli._common import MemvaultGroup, cli
 
 COMMAND_MODULES = ("core", "curate", "search", "history", "check", "watch", "review", "memorywire", "maintain",
-                   "serve", "ingest", "interop")
+                   "serve", "ingest", "interop", "sync")
 
 for _name in COMMAND_MODULES:
     importlib.import_module(f"{__name__}.{_name}")

@@ -183,6 +183,8 @@ SCHEMA: dict[str, dict[str, Want]] = {
                  "fusion": one_of("weighted", "rrf", "max"), "weight": RATIO, "rrf_k": number(1),
                  "candidates": number(1, whole=True), "min_similarity": number(-1, 1), "search_encode_limit": number(0, whole=True),
                  "threads": number(0, whole=True)},
+    # sync/run.py: docs/sync.md
+    "sync": {"remote": TEXT, "branch": TEXT, "ids": one_of("auto", "machine", "minute"), "interval_seconds": SECONDS},
     "checks": {"disable": Want(lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
                                "a list of codes such as \"MV014\"")},
 }

@@ -20,7 +20,7 @@ from memvault.textsafety import clean_invisible, invisible_in
 META_KEYS = (
     "id", "supersedes", "reconfirms", "confidence", "tags",
     "source", "importance", "expires", "scope", "review", "reviewed",
-    "forgotten", "agent-id", "user-id", "metadata",
+    "forgotten", "agent-id", "user-id", "metadata", "conflict",
 )  # fmt: skip
 REPEATABLE = ("tags", "reconfirms", "reviewed")  # lines that add up; any other key given twice: the last wins
 # `Review:` and `Reviewed:` are common words in prose ("Review: PR #42 merged"): they are metadata
@@ -121,6 +121,9 @@ class Meta:
             if not isinstance(read_metadata(value), dict):
                 self._bad(line, f"Metadata: {value[:60]!r} is not a JSON object on one line", "MV221")
                 return None
+            return value
+        if key == "conflict":  # written by a merge (sync/merge.py): the person has a look
+            self._bad(line, f"Conflict: {value} (a merge of two machines' changes; docs/sync.md)", "MV023", "warning")
             return value
         if key in ("review", "reviewed"):
             read = parse_plan(value) if key == "review" else parse_reviewed(value, self.tz)

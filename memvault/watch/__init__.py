@@ -124,7 +124,7 @@ def commit_failure(root: Path, record: dict[str, Any] | None) -> dict[str, Any] 
     paths = [p.strip() for p in commit.get("unstaged", "").split(",") if p.strip()]
     left: list[str] | None = None
     if paths:
-        from memvault.watch.autocommit import still_uncommitted
+        from memvault.sync.commit import still_uncommitted
 
         left = still_uncommitted(root, paths)
     return {"at": commit.get("at"), "error": commit["error"], "unstaged": paths, "uncommitted": left,

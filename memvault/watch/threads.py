@@ -129,7 +129,7 @@ class Committer:
         self._thread: threading.Thread | None = None
 
     def check(self) -> None:
-        from memvault.watch.autocommit import repo_prefix
+        from memvault.sync.commit import repo_prefix
 
         repo_prefix(self.w.root)  # raises GitError when the vault is not in a git repository
 
@@ -173,7 +173,7 @@ class Committer:
                 return
 
     def _commit(self) -> None:
-        from memvault.watch.autocommit import CommitRefused, GitLocked, commit_vault
+        from memvault.sync.commit import CommitRefused, GitLocked, commit_vault
 
         try:
             done = commit_vault(self.w.root, self.w.vault.config, say=lambda m: self.w.log("warning", m))

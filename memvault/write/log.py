@@ -16,7 +16,8 @@ from memvault.entries.render import META_LABELS, render_entry
 from memvault.entries.values import parse_importance
 from memvault.errors import Ambiguous, GitError, InputError, MemvaultError, NotFoundError, Refused
 from memvault.fsio import append_spacing, atomic_write, decode_text, encode_like, locked, rewrite
-from memvault.gitio import NOT_INSTALLED, fallback_identity, run_git
+from memvault.gitio import NOT_INSTALLED, fallback_identity, merge_setup, run_git
+from memvault.gitio.machine import has_remote, machine, machine_id
 from memvault.layout import LOG_DIR, writable
 from memvault.parsed import ParsedVault
 from memvault.write.guard import (
@@ -87,12 +88,14 @@ def _git_init(target: Path) -> None:
     found = run_git(["rev-parse", "--show-toplevel"], target, check=False)
     top = Path(found.text.removesuffix("\n")).resolve() if found.ok else None
     if top is not None and top != target:
+        merge_setup.install(target)  # .gitattributes goes into the first commit (docs/sync.md)
         # The person's own staged changes stay staged: the commit names the vault's folder only.
         run_git(["add", "--", str(target)], target)
         run_git([*fallback_identity(target), "commit", "-q", "--no-verify", "-m",
                  f"memvault: new vault in {target.name}", "--", str(target)], target)
         return
     run_git(["init", "-q"], target)
+    merge_setup.install(target)
     run_git(["add", "-A"], target)
     run_git([*fallback_identity(target), "commit", "-q", "--no-verify", "-m", "memvault: new vault"], target)
 
@@ -164,9 +167,11 @@ def log_entry(
     writable(vault.root, rel)  # never through a link, never over a non-file (layout.py)
     path.parent.mkdir(parents=True, exist_ok=True)
     done: list[tuple[str, int]] = []
+    machine = None if entry_id is not None else shared_machine(vault)
 
     def add(raw: bytes | None) -> bytes:
-        data, text, line = with_entry(raw or b"", draft, rel, vault)
+        event = draft if machine is None else _with_machine_id(draft, raw or b"", rel, vault, machine)
+        data, text, line = with_entry(raw or b"", event, rel, vault)
         done[:] = [(text, line)]
         return data
 
@@ -179,6 +184,22 @@ def log_entry(
         if ev.line == line:
             return ev
     raise MemvaultError(f"{rel}: the new entry at line {line} did not parse back; please report this")  # pragma: no cover
+
+
+def shared_machine(vault: ParsedVault) -> str | None:
+    """This clone's machine name when entries written here need ids no other clone writes
+    (`[sync] ids`: `machine`, or `auto` and the repository has a remote); None otherwise."""
+    ids = vault.config.section("sync", {}).get("ids", "auto")
+    if ids == "minute" or (ids == "auto" and not has_remote(vault.root)):
+        return None
+    return machine(vault.root)
+
+
+def _with_machine_id(draft: Event, raw: bytes, rel: str, vault: ParsedVault, name: str) -> Event:
+    """The draft with `Id: <minute>-<machine>` (docs/sync.md), unique in its file."""
+    assert draft.timestamp is not None
+    taken = {e.id for e in parse_log(decode_text(raw)[0], rel, vault.config).events} if raw else set()
+    return with_id(draft, machine_id(draft.timestamp.strftime("%Y-%m-%dT%H:%M"), name, taken))
 
 
 def _extra_meta(meta: Mapping[str, str]) -> dict[str, str]:

@@ -24,9 +24,8 @@ from memvault.filedates import FileDates
 from memvault.fsio import decode_text
 from memvault.gitio import GitResult, fallback_identity, not_in_repository, run_git
 from memvault.gitio import locks as gitlock
-from memvault.layout import DEFAULT, Selection, problem_at, read_file
+from memvault.layout import DEFAULT, Selection, is_watched_file, problem_at, read_file
 from memvault.parsed import parse_text
-from memvault.watch.paths import is_watched_file
 
 MAX_LISTED = 10
 

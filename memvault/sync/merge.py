@@ -1,0 +1,160 @@
+"""Three-way merge of a memory file at the block level (pure): what the merge driver writes.
+
+Each side's blocks are matched to the base's: first word for word (a longest common subsequence),
+then, among what is left, by heading line in order (an edited block). Then, base block by base
+block: kept, edited on one side (the edit), edited on both sides alike (once), edited on both
+sides differently (both versions, the second marked `Conflict:`), deleted on one side and not
+edited on the other (gone), deleted on one side and edited on the other (the edit kept and
+marked). Blocks added on either side go after the block they followed there; blocks added on both
+sides word for word are kept once; each run of timed blocks a merge added to is put in time order
+(stably, so a minute's entries keep their order and their ids). Nothing ever writes git's
+`<<<<<<<` markers into a daily log.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+from memvault.entries.blocks import Block, join, sort_runs, split
+
+SAME, EDITED, DELETED = "same", "edited", "deleted"
+
+TWO_VERSIONS = "two versions: this one and the one above were edited on two machines; keep one, delete the other and this line"
+DELETED_THERE = "deleted on one machine and edited on another; the edit is kept: delete the entry again if it should go, and this line"
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a merged block came from: 'base', 'ours' or 'theirs', and its position there."""
+
+    side: str
+    index: int
+
+
+@dataclass
+class Merged:
+    text: str
+    blocks: list[Block]
+    origins: list[Origin]
+    conflicts: list[tuple[int, str]] = field(default_factory=list)  # (block position, why)
+
+
+def _match(base: tuple[Block, ...], side: tuple[Block, ...]) -> tuple[dict[int, tuple[str, int]], list[int]]:
+    """{base position: (fate, side position)} for matched base blocks; side positions unmatched."""
+    fate: dict[int, tuple[str, int]] = {}
+    matcher = difflib.SequenceMatcher(None, [b.body for b in base], [b.body for b in side], autojunk=False)
+    used: set[int] = set()
+    loose_base: list[int] = []
+    loose_side: list[int] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            for k in range(i2 - i1):
+                fate[i1 + k] = (SAME, j1 + k)
+                used.add(j1 + k)
+        else:
+            loose_base += range(i1, i2)
+            loose_side += range(j1, j2)
+    # An edited block keeps its heading line: pair what is left by heading, in order.
+    waiting: dict[str, list[int]] = {}
+    for j in loose_side:
+        waiting.setdefault(side[j].heading, []).append(j)
+    for i in loose_base:
+        queue = waiting.get(base[i].heading)
+        if queue:
+            j = queue.pop(0)
+            fate[i] = (EDITED, j)
+            used.add(j)
+    return fate, [j for j in range(len(side)) if j not in used]
+
+
+def _anchors(fate: dict[int, tuple[str, int]], added: list[int]) -> dict[int, list[int]]:
+    """{base position a block follows (-1: the start): side positions added after it, in order}."""
+    at_side = {j: i for i, (_, j) in fate.items()}
+    out: dict[int, list[int]] = {}
+    for j in added:
+        k = j - 1
+        while k >= 0 and k not in at_side:
+            k -= 1
+        out.setdefault(at_side[k] if k >= 0 else -1, []).append(j)
+    return out
+
+
+def with_conflict(block: Block, why: str) -> Block:
+    """The block with a `Conflict:` metadata line after its last line."""
+    return Block(block.heading, block.text.rstrip("\n") + f"\nConflict: {why}\n")
+
+
+def merge_log(base: str, ours: str, theirs: str) -> Merged:
+    """The merged text of a daily log (or any memory file read as blocks)."""
+    b, o, t = split(base), split(ours), split(theirs)
+    fate_o, added_o = _match(b.blocks, o.blocks)
+    fate_t, added_t = _match(b.blocks, t.blocks)
+    after_o, after_t = _anchors(fate_o, added_o), _anchors(fate_t, added_t)
+    out: list[Block] = []
+    origins: list[Origin] = []
+    conflicts: list[tuple[int, str]] = []
+    touched: set[int] = set()
+
+    def put(block: Block, origin: Origin, why: str | None = None) -> None:
+        if why:
+            conflicts.append((len(out), why))
+            block = with_conflict(block, why)
+        out.append(block)
+        origins.append(origin)
+
+    def added_after(i: int) -> None:
+        seen = {blk.body for blk in out}
+        for side, blocks, js in (("ours", o.blocks, after_o.get(i, [])), ("theirs", t.blocks, after_t.get(i, []))):
+            for j in js:
+                if blocks[j].body not in seen:
+                    touched.add(len(out))
+                    seen.add(blocks[j].body)
+                    put(blocks[j], Origin(side, j))
+
+    added_after(-1)
+    for i, _blk in enumerate(b.blocks):
+        fo, ft = fate_o.get(i, (DELETED, -1)), fate_t.get(i, (DELETED, -1))
+        vo = o.blocks[fo[1]] if fo[0] != DELETED else None
+        vt = t.blocks[ft[1]] if ft[0] != DELETED else None
+        if vo is not None and vt is not None:
+            if fo[0] == SAME or vo.body == vt.body:
+                put(vt if fo[0] == SAME else vo, Origin("theirs" if fo[0] == SAME else "ours", ft[1] if fo[0] == SAME else fo[1]))
+            elif ft[0] == SAME:
+                put(vo, Origin("ours", fo[1]))
+            else:
+                put(vo, Origin("ours", fo[1]))
+                put(vt, Origin("theirs", ft[1]), TWO_VERSIONS)
+        elif vo is not None and fo[0] == EDITED:
+            put(vo, Origin("ours", fo[1]), DELETED_THERE)
+        elif vt is not None and ft[0] == EDITED:
+            put(vt, Origin("theirs", ft[1]), DELETED_THERE)
+        added_after(i)
+    ordered = sort_runs(out, touched) if touched else out
+    if ordered != out:
+        perm = _permutation(out, ordered)
+        origins = [origins[k] for k in perm]
+        conflicts = [(perm.index(k), why) for k, why in conflicts]
+    head = _merge_head(b.head, o.head, t.head)
+    return Merged(join(head, ordered), ordered, origins, conflicts)
+
+
+def _permutation(before: list[Block], after: list[Block]) -> list[int]:
+    """For each position of `after`, the position in `before` of that very block."""
+    pool: dict[int, list[int]] = {}
+    for k, blk in enumerate(before):
+        pool.setdefault(id(blk), []).append(k)
+    return [pool[id(blk)].pop(0) for blk in after]
+
+
+def _merge_head(base: str, ours: str, theirs: str) -> str:
+    """The part before the first heading: one side's edit, or ours with the lines theirs added."""
+    if ours == theirs or theirs == base:
+        return ours
+    if ours == base:
+        return theirs
+    have = ours.rstrip("\n").split("\n") if ours.strip() else []
+    for line in theirs.rstrip("\n").split("\n"):
+        if line.strip() and line not in have and line not in base.split("\n"):
+            have.append(line)
+    return "\n".join(have) + "\n"
