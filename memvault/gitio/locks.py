@@ -121,11 +121,13 @@ def _git_in(pid: str, dirs: list[str]) -> str | None:
 
 
 def remove_stale(git_dir: Path, common_dir: Path, top: Path,
-                 say: Callable[[str], None], *, stale_after: float = STALE_AFTER) -> list[LockState]:
-    """Remove the stale locks of a commit, saying so; returns every lock found (live ones
-    stay, and the commit then fails naming them)."""
+                 say: Callable[[str], None], *, stale_after: float = STALE_AFTER,
+                 extra: tuple[Path, ...] = ()) -> list[LockState]:
+    """Remove the stale locks of a commit (and the `extra` lock files: a sync's fetch, merge and
+    config locks), saying so; returns every lock found (live ones stay, and the commit then fails
+    naming them)."""
     found = []
-    for path in lock_files(git_dir, common_dir):
+    for path in [*lock_files(git_dir, common_dir), *extra]:
         state = judge(path, [top, git_dir, common_dir], stale_after=stale_after)
         if state is None:
             continue

@@ -135,7 +135,10 @@ def _recover(root: Path, gdir: Path, config: Config, say: Say) -> str | None:
         raise SyncStopped(f"another sync (process {pid}) is at step {step.get('step')}")
     top = Path(_git(root, "rev-parse", "--show-toplevel").text.strip())
     common = (root / _git(root, "rev-parse", "--git-common-dir").text.strip()).resolve()
-    gitlock.remove_stale(gdir, common, top, say, stale_after=0.0)
+    extra = (common / "config.lock", common / "packed-refs.lock", gdir / "ORIG_HEAD.lock", gdir / "MERGE_HEAD.lock",
+             gdir / "FETCH_HEAD.lock", *(common / "refs" / "remotes").rglob("*.lock"))
+    # The sync that held them is gone (its pid is dead), so their age says nothing.
+    gitlock.remove_stale(gdir, common, top, say, stale_after=0.0, extra=extra)
     if (gdir / "MERGE_HEAD").exists():
         _git(root, "merge", "--abort", check=False)
     clear_step(gdir)
@@ -153,12 +156,14 @@ def _finish_for_person(root: Path, gdir: Path, step: dict) -> str:
     if unmerged or marked:
         raise SyncStopped(in_progress(root, gdir).message + f" (still to resolve: {', '.join(sorted(set(unmerged + marked)))})"  # type: ignore[union-attr]
                           )
-    if (gdir / "MERGE_HEAD").exists():
-        try:
-            _git(root, *fallback_identity(root), "commit", "-q", "--no-edit")
-        except GitError as exc:
-            raise SyncStopped(f"the merge you resolved could not be committed: {exc}") from None
     clear_step(gdir)
+    if not (gdir / "MERGE_HEAD").exists():
+        return "the merge left for you is gone (aborted); syncing again"
+    try:
+        _git(root, *fallback_identity(root), "commit", "-q", "--no-edit")
+    except GitError as exc:
+        write_step(gdir, "stopped", files=step.get("files") or [])
+        raise SyncStopped(f"the merge you resolved could not be committed: {exc}") from None
     return "the merge you resolved was committed"
 
 
@@ -169,31 +174,53 @@ def _run(vault: ParsedVault, gdir: Path, report: SyncReport, remote: str | None,
     setup = sync_setup.install(root)
     report.reviews += _log_reviews(vault, gdir)
     write_step(gdir, "commit")
-    _commit_pending(root, config, report, setup.attributes_written, say)
     rem, br, ref = upstream_of(root, remote, branch)
     report.remote, report.branch = rem, br
     if rem is None or br is None or ref is None:
+        write_step(gdir, "commit")
+        _commit_pending(root, config, report, setup.attributes_written, say)
         raise Refused("this vault's git repository has no remote to sync with: add one "
                       "(`git remote add origin URL`, docs/sync.md), or check out a branch")
+    attributes = setup.attributes_written
     for attempt in range(1, ATTEMPTS + 1):
         report.attempts = attempt
         write_step(gdir, "fetch")
         fetched = _git(root, "fetch", "--quiet", rem, check=False)
         if not fetched.ok:
             raise MemvaultError(f"fetching from {rem} failed: {fetched.words}")
-        if _integrate(root, gdir, report, lock_path, ref, rem, br):
-            pass
+        # Commit and integrate under the vault's write lock: `memvault log` and the server wait a
+        # moment instead of writing into a file between its commit and git replacing it.
+        with locked(lock_path, what="the vault (sync)"):
+            write_step(gdir, "commit")
+            _commit_pending(root, config, report, attributes, say)
+            attributes = False
+            moved = _integrate(root, gdir, report, ref, rem, br)
+        if moved is None:  # a file changed, or another commit landed, between the commit and the update
+            say(f"the vault changed while syncing; trying again ({attempt}/{ATTEMPTS})")
+            continue
         if not push or _push(root, gdir, report, rem, br, ref):
             break
         say(f"{rem} moved while syncing; trying again ({attempt}/{ATTEMPTS})")
-        _commit_pending(root, config, report, False, say)
         time.sleep(0.05 * attempt)
     else:
-        raise MemvaultError(f"{rem} kept moving: gave up after {ATTEMPTS} attempts; run `memvault sync` again")
+        raise MemvaultError(f"{rem} or the files kept moving: gave up after {ATTEMPTS} attempts; "
+                            "run `memvault sync` again")
+    if report.merged_from and (vault.derived / "index").exists():
+        _update_index(vault, say)
     up = _sha(root, ref)
     if up:
         report.ahead = _count(root, f"{up}..HEAD")
         report.behind = _count(root, f"HEAD..{up}")
+
+
+def _update_index(vault: ParsedVault, say: Say) -> None:
+    """Bring the search index up to date with what the sync brought (a search would, later)."""
+    from memvault.search.index import update_index
+
+    try:
+        update_index(vault)
+    except MemvaultError as exc:  # the sync itself went well; the next search tries again
+        say(f"the search index was not updated after the sync: {exc}")
 
 
 def _log_reviews(vault: ParsedVault, gdir: Path) -> list[str]:
@@ -232,16 +259,18 @@ def _commit_pending(root: Path, config: Config, report: SyncReport, attributes: 
         report.committed.append("memvault: .gitattributes")
 
 
-def _integrate(root: Path, gdir: Path, report: SyncReport, lock_path: Path, ref: str, rem: str, br: str) -> bool:
-    """Bring the remote's branch in; True when HEAD moved."""
+def _integrate(root: Path, gdir: Path, report: SyncReport, ref: str, rem: str, br: str) -> bool | None:
+    """Bring the remote's branch in (the caller holds the vault's write lock); True when HEAD moved,
+    None when a file changed meanwhile kept git from updating the files (nothing changed then)."""
     up = _sha(root, ref)
     head = _sha(root, "HEAD")
     if up is None or up == head or (head is not None and _is_ancestor(root, up, head)):
         return False
     if head is None or _is_ancestor(root, head, up):
-        report.merged_from += _count(root, f"HEAD..{up}") if head else 0
-        _fast_forward(root, gdir, lock_path, up)
-        report.result = "pulled"
+        if not _fast_forward(root, gdir, up):
+            return None
+        report.merged_from += _count(root, f"{head}..{up}") if head else 0
+        report.result = "pulled" if report.result == "up to date" else report.result
         return True
     write_step(gdir, "merge")
     found = _git(root, "merge-tree", "--write-tree", "--messages", up, head, check=False)
@@ -249,25 +278,36 @@ def _integrate(root: Path, gdir: Path, report: SyncReport, lock_path: Path, ref:
         raise MemvaultError(f"git merge-tree failed: {found.words}")
     tree = found.text.split("\n", 1)[0].strip()
     if found.returncode == 1:
-        _stop_for_person(root, gdir, lock_path, up, found.text)
-    report.merged_from += _count(root, f"HEAD..{up}")
-    message = f"memvault: sync {report.merged_from} commit(s) from {rem}/{br}"
+        _stop_for_person(root, gdir, up, found.text)
+    brought = _count(root, f"HEAD..{up}")
+    message = f"memvault: sync {brought} commit(s) from {rem}/{br}"
     merge = _git(root, *fallback_identity(root), "commit-tree", tree, "-p", up, "-p", head, "-m", message).text.strip()
-    before = head
-    _fast_forward(root, gdir, lock_path, merge)
-    report.conflicts += _marked(root, before, merge)
+    if not _fast_forward(root, gdir, merge):
+        return None
+    report.merged_from += brought
+    report.conflicts += _marked(root, head, merge)
     report.result = "merged"
     return True
 
 
-def _fast_forward(root: Path, gdir: Path, lock_path: Path, target: str) -> None:
-    """Move HEAD and the files to `target` (a descendant of HEAD) under the vault's write lock."""
+def _fast_forward(root: Path, gdir: Path, target: str) -> bool:
+    """Move HEAD and the files to `target` (a descendant of HEAD); False when git refused because
+    the vault changed since the commit (a file edited by hand, another commit: git then changed
+    nothing, and the caller integrates again)."""
     write_step(gdir, "update files")
-    with locked(lock_path, what="the vault (sync)"):
-        done = _git(root, "merge", "--ff-only", "--quiet", target, check=False)
-    if not done.ok:
-        raise MemvaultError(f"the files could not be updated to the merged state (nothing was lost; run "
-                            f"`memvault sync` again): {done.words}")
+    head = _sha(root, "HEAD")
+    done = _git(root, "merge", "--ff-only", "--quiet", target, check=False)
+    if done.ok:
+        return True
+    # Judged from the state, not from git's words (they are in the user's language).
+    if _sha(root, "HEAD") != head or _dirty(root) or (head is not None and not _is_ancestor(root, head, target)):
+        return False
+    raise MemvaultError(f"the files could not be updated to the merged state (nothing was lost; run "
+                        f"`memvault sync` again): {done.words}")
+
+
+def _dirty(root: Path) -> bool:
+    return bool(_git(root, "status", "--porcelain", "--untracked-files=normal", "--", ".").text.strip())
 
 
 def _marked(root: Path, before: str, after: str) -> list[str]:
@@ -286,11 +326,11 @@ def _marked(root: Path, before: str, after: str) -> list[str]:
     return out
 
 
-def _stop_for_person(root: Path, gdir: Path, lock_path: Path, up: str, messages: str) -> None:
+def _stop_for_person(root: Path, gdir: Path, up: str, messages: str) -> None:
+    """Leave the merge in git's usual state for the person (the caller holds the vault's lock)."""
     files = sorted({ln.split("\t")[-1] for ln in messages.split("\n")[1:] if "\t" in ln})
-    write_step(gdir, "stopped", files=files)
-    with locked(lock_path, what="the vault (sync)"):
-        _git(root, *fallback_identity(root), "merge", "--no-ff", "--no-commit", up, check=False)
+    write_step(gdir, "stopping", files=files)
+    _git(root, *fallback_identity(root), "merge", "--no-ff", "--no-commit", up, check=False)
     conflicted = _git(root, "diff", "--name-only", "--diff-filter=U").text.split() or files
     write_step(gdir, "stopped", files=conflicted)
     raise SyncStopped(in_progress(root, gdir).message + f" ({', '.join(conflicted)})")  # type: ignore[union-attr]

@@ -1,0 +1,154 @@
+"""`memvault sync`'s own paths: no remote, a prose conflict left for the person and finished,
+a refused commit, review items becoming corrections, a git operation of the person's own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memvault.cli import cli
+from memvault.errors import Refused
+from memvault.sync.run import SyncStopped, sync
+from memvault.sync.state import in_progress
+from memvault.vault import Vault
+from memvault.write.log import init_vault, log_entry
+from tests.conftest import git
+
+MEMORY = """# Memory
+
+## Preferences
+
+- Trinkt morgens Tee, keinen Kaffee ^mv-tee001
+- Prefers dark mode in every editor ^mv-dark01
+
+Notes on how the user works: mornings are for writing.
+"""
+
+
+def _pair(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A vault pushed to a bare remote, and a second clone set up for sync."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    a = init_vault(tmp_path / "a", timezone="UTC")
+    (a / "MEMORY.md").write_text(MEMORY, encoding="utf-8")
+    git(a, "add", "MEMORY.md")
+    git(a, "commit", "-qm", "memory")
+    git(a, "remote", "add", "origin", str(remote))
+    monkeypatch.setenv("MEMVAULT_MACHINE", "alpha")
+    sync(Vault.open(a))
+    git(tmp_path, "clone", "-q", str(remote), str(tmp_path / "b"))
+    b = tmp_path / "b"
+    monkeypatch.setenv("MEMVAULT_MACHINE", "beta")
+    sync(Vault.open(b))
+    return a, b
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def test_no_remote_is_refused_and_pending_work_is_still_committed(tmp_path: Path) -> None:
+    root = init_vault(tmp_path / "solo", timezone="UTC")
+    vault = Vault.open(root)
+    log_entry(vault, "Nothing to share yet")
+    with pytest.raises(Refused, match="no remote"):
+        sync(vault)
+    assert git(root, "status", "--porcelain", "--", "memory") == ""
+
+
+def test_prose_changed_on_both_machines_stops_for_the_person_then_goes_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = _pair(tmp_path, monkeypatch)
+    monkeypatch.setenv("MEMVAULT_MACHINE", "alpha")
+    _edit(a / "MEMORY.md", "mornings are for writing.", "mornings are for writing, afternoons for calls.")
+    sync(Vault.open(a))
+    monkeypatch.setenv("MEMVAULT_MACHINE", "beta")
+    _edit(b / "MEMORY.md", "mornings are for writing.", "Morgens wird geschrieben, abends gelesen.")
+    with pytest.raises(SyncStopped, match="MEMORY.md"):
+        sync(Vault.open(b))
+    text = (b / "MEMORY.md").read_text(encoding="utf-8")
+    assert "<<<<<<<" in text and "afternoons for calls" in text and "abends gelesen" in text
+    busy = in_progress(b)
+    assert busy is not None and busy.what == "merge" and "memvault sync" in busy.message
+    # Not resolved yet: it stops again, saying the same.
+    with pytest.raises(SyncStopped, match="still to resolve"):
+        sync(Vault.open(b))
+    resolved = (MEMORY.replace("mornings are for writing.",
+                               "mornings are for writing, afternoons for calls; abends gelesen."))
+    (b / "MEMORY.md").write_text(resolved, encoding="utf-8")
+    git(b, "add", "MEMORY.md")
+    report = sync(Vault.open(b))
+    assert report.recovered == "the merge you resolved was committed"
+    assert in_progress(b) is None
+    monkeypatch.setenv("MEMVAULT_MACHINE", "alpha")
+    sync(Vault.open(a))
+    assert (a / "MEMORY.md").read_text(encoding="utf-8") == resolved
+
+
+def test_a_bullet_changed_on_both_machines_becomes_a_correction_curate_proposes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = _pair(tmp_path, monkeypatch)
+    monkeypatch.setenv("MEMVAULT_MACHINE", "alpha")
+    _edit(a / "MEMORY.md", "Prefers dark mode in every editor", "Prefers dark mode, except in the terminal")
+    sync(Vault.open(a))
+    monkeypatch.setenv("MEMVAULT_MACHINE", "beta")
+    _edit(b / "MEMORY.md", "Prefers dark mode in every editor", "Prefers a light theme since March")
+    first = sync(Vault.open(b))
+    assert first.result == "merged" and not first.reviews
+    memory = (b / "MEMORY.md").read_text(encoding="utf-8")
+    assert "except in the terminal" in memory and "light theme" not in memory  # the remote's stays
+    second = sync(Vault.open(b))  # logs the other version for curate
+    assert len(second.reviews) == 1
+    vault = Vault.open(b)
+    entry = vault.timeline.by_id[second.reviews[0]]
+    assert entry.type == "correction" and "light theme" in entry.content
+    assert entry.supersedes == "^mv-dark01" and "sync-review" in entry.tags
+    from memvault.curate.promote import plan_curation
+
+    plan = plan_curation(vault)
+    assert any(p.kind == "update" and "light theme" in " ".join(p.lines) for p in plan.proposals)
+
+
+def test_a_commit_the_hook_refuses_stops_the_sync_before_anything_moves(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = _pair(tmp_path, monkeypatch)
+    monkeypatch.setenv("MEMVAULT_MACHINE", "beta")
+    result = CliRunner().invoke(cli, ["--vault", str(b), "hook", "install"])
+    assert result.exit_code == 0, result.output
+    day = b / "memory" / "2026-11-30.md"
+    day.write_text("# 2026-11-30\n\n## 09:00 - Observation\nDeploy key AKIAIOSFODNN7EXAMPLF for prod\n",
+                   encoding="utf-8")
+    before = git(b, "rev-parse", "HEAD")
+    with pytest.raises(SyncStopped, match="before pulling"):
+        sync(Vault.open(b))
+    assert git(b, "rev-parse", "HEAD") == before
+    assert day.exists()  # nothing lost: the file stays as it was, uncommitted
+
+
+def test_sync_refuses_a_merge_the_person_started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = _pair(tmp_path, monkeypatch)
+    (b / ".git" / "MERGE_HEAD").write_text(git(b, "rev-parse", "HEAD") + "\n")
+    with pytest.raises(SyncStopped, match="did not start"):
+        sync(Vault.open(b))
+
+
+def test_cli_sync_json_reports_the_merge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = _pair(tmp_path, monkeypatch)
+    monkeypatch.setenv("MEMVAULT_MACHINE", "alpha")
+    log_entry(Vault.open(a), "Quokka-Projekt: Kickoff am Montag")
+    sync(Vault.open(a))
+    monkeypatch.setenv("MEMVAULT_MACHINE", "beta")
+    log_entry(Vault.open(b), "The kickoff room is 4.12")
+    result = CliRunner().invoke(cli, ["--vault", str(b), "sync", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["result"] == "merged" and data["merged_from"] >= 1 and data["ahead"] == 0
+    texts = [e.content for e in Vault.open(b).entries()]
+    assert "Quokka-Projekt: Kickoff am Montag" in texts and "The kickoff room is 4.12" in texts
+    ids = [e.id for e in Vault.open(b).entries() if e.content in texts[-2:]]
+    assert all(i.endswith(("-alpha", "-beta")) for i in ids)
