@@ -106,6 +106,14 @@ class WriteConflict(MemvaultError):
         self.kept = kept
 
 
+class SyncStopped(Refused):
+    """`memvault sync` stopped and needs the person: MEMORY.md prose changed on two machines, the
+    hook refused the commit of pending work, or a git operation someone else started is under way
+    (the message says which, and what to do: docs/sync.md)."""
+
+    code = "sync_stopped"
+
+
 class SemanticUnavailable(MemvaultError):
     """Semantic search was asked for, but its extra (`pip install 'memvault[semantic]'`) or its
     model is not installed, or the model named in memvault.toml cannot be loaded."""
@@ -116,4 +124,4 @@ class SemanticUnavailable(MemvaultError):
 def hierarchy() -> list[type[MemvaultError]]:
     """The classes above (the catch-all last): what docs/cli.md's error table lists."""
     return [InputError, NotFoundError, Ambiguous, Refused, SecretRefused, VaultNotFound,
-            ConfigError, LockTimeout, GitError, UnsafePath, WriteConflict, SemanticUnavailable, MemvaultError]
+            ConfigError, LockTimeout, GitError, UnsafePath, WriteConflict, SyncStopped, SemanticUnavailable, MemvaultError]

@@ -8,8 +8,8 @@ import stat
 import pytest
 
 from memvault.errors import GitError
-from memvault.vault import Vault
 from memvault.sync.commit import commit_message, commit_vault, diff_events, parse_porcelain
+from memvault.vault import Vault
 from memvault.write.log import init_vault
 
 from .conftest import git

@@ -31,10 +31,13 @@ ARGS: dict[str, list[str]] = {
 }
 ARGS["ingest"] = ["chat.txt", "--dry-run"]
 ARGS.update({"export": ["--format", "agent-memory"], "import": ["memory.jsonl"]})  # issue 17: interop
+ARGS["sync"] = []  # issue 19
 
 
 def walk(group: click.Group = cli, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, click.Command]]:
     for name, command in sorted(group.commands.items()):
+        if command.hidden:  # `merge-driver`: git runs it, with git's arguments, not a person
+            continue
         if isinstance(command, click.Group):
             yield from walk(command, (*prefix, name))
         else:

@@ -122,13 +122,14 @@ def test_a_tick_is_a_duration(tick, seconds):
 
 
 def test_the_schema_names_exactly_the_settings_the_modules_read():
+    from memvault.gitio.machine import SYNC_DEFAULTS
     from memvault.semantic import SEMANTIC_DEFAULTS
 
     # A module that adds a setting to its defaults must add it to config.SCHEMA, or loading a
     # file that sets it would fail as an unknown setting.
     defaults = {"index": INDEX_DEFAULTS, "search": SEARCH_DEFAULTS, "watch": WATCH, "history": HISTORY_DEFAULTS,
                 "curate": CURATE, "checks": CHECK_DEFAULTS, "hook": HOOK_DEFAULTS, "retention": MAINTAIN_DEFAULTS,
-                "serve": SERVE_DEFAULTS, "semantic": SEMANTIC_DEFAULTS}
+                "serve": SERVE_DEFAULTS, "semantic": SEMANTIC_DEFAULTS, "sync": SYNC_DEFAULTS}
     for table, keys in defaults.items():
         assert set(SCHEMA[table]) == set(keys), table
     assert set(SCHEMA["decay"]) == set(RETENTION_DEFAULTS)

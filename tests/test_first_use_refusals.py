@@ -348,8 +348,8 @@ def test_a_refused_watch_commit_puts_back_what_the_person_had_staged(tmp_path):
     import pytest
 
     from memvault.errors import GitError
-    from memvault.vault import Vault
     from memvault.sync.commit import CommitRefused, commit_vault
+    from memvault.vault import Vault
     from memvault.write.log import init_vault
 
     from .helpers_check import git

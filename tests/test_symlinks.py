@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from memvault.cli import cli
-from memvault.vault import Vault
 from memvault.sync.commit import commit_vault
+from memvault.vault import Vault
 
 from .helpers_check import commit, git, git_repo, run_memvault
 

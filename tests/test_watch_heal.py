@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from memvault.cli import cli
-from memvault.vault import Vault
 from memvault.sync.commit import GitLocked, commit_vault
+from memvault.vault import Vault
 from memvault.watch.state import WatchLock, lock_path
 from memvault.write.log import init_vault
 

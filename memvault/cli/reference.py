@@ -48,6 +48,8 @@ def render() -> str:
     out = ["## memvault", "", "```", _help(runner, []), "```", ""]
     for name in sorted(cli.commands):
         command = cli.commands[name]
+        if command.hidden:  # `merge-driver`: git runs it (docs/sync.md)
+            continue
         out += [f"## memvault {name}", "", "```", _help(runner, [name]), "```", ""]
         if isinstance(command, click.Group):
             for sub in sorted(command.commands):

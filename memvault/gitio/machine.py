@@ -16,6 +16,9 @@ from pathlib import Path
 from memvault.errors import GitError
 from memvault.gitio.run import run_git
 
+# `[sync]` in memvault.toml (docs/sync.md): the remote and branch (None: the branch's upstream, else
+# origin and the current branch), when ids get the machine, the watcher's interval (`watch --sync`).
+SYNC_DEFAULTS: dict[str, object] = {"remote": None, "branch": None, "ids": "auto", "interval_seconds": 60.0}
 MACHINE_RE = re.compile(r"[^a-z0-9-]+")
 
 

@@ -132,7 +132,10 @@ def merge_section(base: Block, ours: Block, theirs: Block) -> tuple[Block, list[
             if it.key in bk and it.key not in ok and it.text.rstrip() != bk[it.key].text.rstrip() and it.key.startswith("^"):
                 reviews.append(Review(it.key[1:], "", it.text))  # edited here, removed there: removal kept
             continue
-        result.insert(_after_predecessor(result, t[:n]), it)
+        at = _after_predecessor(result, t[:n])
+        while at < len(result) and result[at].key not in bk and result[at].key not in tk:
+            at += 1  # after what the other side added there, so each side's additions stay together
+        result.insert(at, it)
     return Block(heading, _render(heading, result)), reviews, False
 
 

@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from memvault.config.core import Config
-from memvault.errors import GitError, MemvaultError, Refused
+from memvault.errors import GitError, MemvaultError, Refused, SyncStopped
 from memvault.fsio import locked
 from memvault.gitio import fallback_identity, run_git
 from memvault.gitio import locks as gitlock
 from memvault.gitio import merge_setup as sync_setup
+from memvault.gitio.machine import SYNC_DEFAULTS
 from memvault.parsed import ParsedVault
 from memvault.sync.commit import CommitRefused, CommitResult, commit_vault
 from memvault.sync.driver import clear_reviews, pending_reviews
@@ -44,12 +45,6 @@ from memvault.write.log import log_entry
 
 ATTEMPTS = 5
 Say = Callable[[str], None]
-
-
-class SyncStopped(Refused):
-    """The sync stopped and needs the person (a prose conflict, a refused commit, a git state)."""
-
-    code = "sync_stopped"
 
 
 @dataclass
@@ -94,7 +89,7 @@ def sync(vault: ParsedVault, *, remote: str | None = None, push: bool = True, sa
     say = say or logging.getLogger("memvault").info
     root, config, derived, _lock_path = Path(vault.root).resolve(), vault.config, vault.derived, vault.lock_path
     gdir = git_dir(root)
-    settings = config.section("sync", {})
+    settings = config.section("sync", SYNC_DEFAULTS)
     remote = remote or settings.get("remote")
     with locked(derived / "sync.lock", timeout=2.0, what="sync (another sync is running)"):
         report = SyncReport("up to date")

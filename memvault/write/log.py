@@ -17,7 +17,7 @@ from memvault.entries.values import parse_importance
 from memvault.errors import Ambiguous, GitError, InputError, MemvaultError, NotFoundError, Refused
 from memvault.fsio import append_spacing, atomic_write, decode_text, encode_like, locked, rewrite
 from memvault.gitio import NOT_INSTALLED, fallback_identity, merge_setup, run_git
-from memvault.gitio.machine import has_remote, machine, machine_id
+from memvault.gitio.machine import SYNC_DEFAULTS, has_remote, machine, machine_id
 from memvault.layout import LOG_DIR, writable
 from memvault.parsed import ParsedVault
 from memvault.write.guard import (
@@ -189,7 +189,7 @@ def log_entry(
 def shared_machine(vault: ParsedVault) -> str | None:
     """This clone's machine name when entries written here need ids no other clone writes
     (`[sync] ids`: `machine`, or `auto` and the repository has a remote); None otherwise."""
-    ids = vault.config.section("sync", {}).get("ids", "auto")
+    ids = vault.config.section("sync", SYNC_DEFAULTS)["ids"]
     if ids == "minute" or (ids == "auto" and not has_remote(vault.root)):
         return None
     return machine(vault.root)
