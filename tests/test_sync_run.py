@@ -152,3 +152,51 @@ def test_cli_sync_json_reports_the_merge(tmp_path: Path, monkeypatch: pytest.Mon
     assert "Quokka-Projekt: Kickoff am Montag" in texts and "The kickoff room is 4.12" in texts
     ids = [e.id for e in Vault.open(b).entries() if e.content in texts[-2:]]
     assert all(i.endswith(("-alpha", "-beta")) for i in ids)
+
+
+def test_a_hosted_repository_created_with_a_license_is_merged_not_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    remote = tmp_path / "hosted.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "master", str(remote))
+    seed = tmp_path / "seed"
+    git(tmp_path, "clone", "-q", str(remote), str(seed))
+    (seed / "LICENSE").write_text("All rights reserved.\n", encoding="utf-8")
+    git(seed, "add", "LICENSE")
+    git(seed, "commit", "-qm", "Initial commit")
+    git(seed, "push", "-q", "origin", "HEAD:master")
+    root = init_vault(tmp_path / "vault", timezone="UTC")
+    git(root, "branch", "-M", "master")
+    git(root, "remote", "add", "origin", str(remote))
+    monkeypatch.setenv("MEMVAULT_MACHINE", "laptop")
+    log_entry(Vault.open(root), "First entry before the first push")
+    report = sync(Vault.open(root))
+    assert report.result == "merged" and (root / "LICENSE").is_file()
+    assert git(root, "rev-parse", "HEAD") == git(root, "rev-parse", "origin/master")
+
+
+def test_a_vault_in_a_subfolder_of_a_bigger_repository_syncs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    top = tmp_path / "work"
+    top.mkdir()
+    git(top, "init", "-q")
+    (top / "code.py").write_text("print('hi')\n", encoding="utf-8")
+    git(top, "add", "code.py")
+    git(top, "commit", "-qm", "code")
+    a = init_vault(top / "notes" / "agent", timezone="UTC")
+    git(top, "remote", "add", "origin", str(remote))
+    monkeypatch.setenv("MEMVAULT_MACHINE", "alpha")
+    sync(Vault.open(a))
+    git(tmp_path, "clone", "-q", str(remote), str(tmp_path / "other"))
+    b = tmp_path / "other" / "notes" / "agent"
+    monkeypatch.setenv("MEMVAULT_MACHINE", "beta")
+    sync(Vault.open(b))
+    assert "merge: memvault" in git(b, "check-attr", "merge", "memory/2026-12-01.md")
+    log_entry(Vault.open(b), "Notiz vom Server: Backups laufen nachts")
+    sync(Vault.open(b))
+    monkeypatch.setenv("MEMVAULT_MACHINE", "alpha")
+    log_entry(Vault.open(a), "Laptop note: the backup window is 02:00-03:00")
+    report = sync(Vault.open(a))
+    assert report.result == "merged"
+    texts = {e.content for e in Vault.open(a).entries()}
+    assert {"Notiz vom Server: Backups laufen nachts", "Laptop note: the backup window is 02:00-03:00"} <= texts

@@ -268,7 +268,8 @@ def _integrate(root: Path, gdir: Path, report: SyncReport, ref: str, rem: str, b
         report.result = "pulled" if report.result == "up to date" else report.result
         return True
     write_step(gdir, "merge")
-    found = _git(root, "merge-tree", "--write-tree", "--messages", up, head, check=False)
+    # Unrelated histories: a hosted repository created with a README, then the vault pushed to it.
+    found = _git(root, "merge-tree", "--write-tree", "--messages", "--allow-unrelated-histories", up, head, check=False)
     if found.returncode not in (0, 1):
         raise MemvaultError(f"git merge-tree failed: {found.words}")
     tree = found.text.split("\n", 1)[0].strip()
@@ -325,7 +326,7 @@ def _stop_for_person(root: Path, gdir: Path, up: str, messages: str) -> None:
     """Leave the merge in git's usual state for the person (the caller holds the vault's lock)."""
     files = sorted({ln.split("\t")[-1] for ln in messages.split("\n")[1:] if "\t" in ln})
     write_step(gdir, "stopping", files=files)
-    _git(root, *fallback_identity(root), "merge", "--no-ff", "--no-commit", up, check=False)
+    _git(root, *fallback_identity(root), "merge", "--no-ff", "--no-commit", "--allow-unrelated-histories", up, check=False)
     conflicted = _git(root, "diff", "--name-only", "--diff-filter=U").text.split() or files
     write_step(gdir, "stopped", files=conflicted)
     raise SyncStopped(in_progress(root, gdir).message + f" ({', '.join(conflicted)})")  # type: ignore[union-attr]

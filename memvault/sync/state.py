@@ -87,10 +87,11 @@ def in_progress(root: Path, gdir: Path | None = None) -> Progress | None:
     step = read_step(gdir)
     merging = (gdir / "MERGE_HEAD").exists()
     if step is not None and step.get("step") == "stopped":
-        files = ", ".join(step.get("files") or []) or "MEMORY.md"
-        return Progress("merge", True, f"sync stopped for you: {files} changed on two machines in ways memvault "
-                        "does not merge (prose); edit the file (keep what should stay, remove the "
-                        "<<<<<<< ======= >>>>>>> lines), then run `memvault sync` again")
+        names = step.get("files") or ["MEMORY.md"]
+        why = ("prose changed on two machines, which memvault leaves to you" if names == ["MEMORY.md"]
+               else "changed on two machines in ways neither memvault (MEMORY.md prose) nor git could merge")
+        return Progress("merge", True, f"sync stopped for you: {', '.join(names)}: {why}; edit each file (keep "
+                        "what should stay, remove the <<<<<<< ======= >>>>>>> lines), then run `memvault sync` again")
     if step is not None and not (isinstance(step.get("pid"), int) and alive(step["pid"]) and step["pid"] != os.getpid()):
         return Progress("sync", True, f"a sync was interrupted during {step.get('step')} (process {step.get('pid')} "
                         "is gone); the next `memvault sync` finishes it")
