@@ -80,10 +80,14 @@ def install(root: Path, *, python: str | None = None, shared: bool = True) -> Se
         info.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(info, new_info)
     command = driver_command(python)
-    run_git(["config", f"merge.{DRIVER}.name", "memvault: memory merged entry by entry"], root)
-    run_git(["config", f"merge.{DRIVER}.driver", command], root)
+    found = run_git(["config", "--get-regexp", r"^(merge\.memvault\.|memvault\.machine)"], root, check=False)
+    have = dict(line.split(" ", 1) for line in found.text.splitlines() if " " in line)
+    wanted = {f"merge.{DRIVER}.name": "memvault: memory merged entry by entry", f"merge.{DRIVER}.driver": command}
+    for key, value in wanted.items():  # written only when different: each write takes git's config lock
+        if have.get(key) != value:
+            run_git(["config", key, value], root)
     name = machine(root)
-    if not run_git(["config", "--get", "memvault.machine"], root, check=False).text.strip():
+    if "memvault.machine" not in have:
         run_git(["config", "memvault.machine", name], root)
     return Setup(written, command, name)
 

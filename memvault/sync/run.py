@@ -41,7 +41,6 @@ from memvault.sync.state import (
     write_last,
     write_step,
 )
-from memvault.write.log import log_entry
 
 ATTEMPTS = 5
 Say = Callable[[str], None]
@@ -222,6 +221,8 @@ def _log_reviews(vault: ParsedVault, gdir: Path) -> list[str]:
     """Each MEMORY.md bullet a merge found changed on two machines becomes an entry curate proposes:
     a correction of the bullet (its other version), or, when one machine removed the bullet, an
     observation of the version the other machine had."""
+    from memvault.write.log import log_entry  # only when a merge left review items
+
     ids = []
     for item in pending_reviews(gdir):
         other = BULLET_RE.sub("", str(item.get("other") or "")).strip()
@@ -350,5 +351,6 @@ def _push(root: Path, gdir: Path, report: SyncReport, rem: str, br: str, ref: st
     local = _git(root, "symbolic-ref", "--quiet", "--short", "HEAD", check=False).text.strip()
     if local and not _git(root, "config", "--get", f"branch.{local}.remote", check=False).text.strip():
         _git(root, "branch", "--quiet", f"--set-upstream-to={rem}/{br}", check=False)
-    _git(root, "fetch", "--quiet", rem, check=False)
+    if _sha(root, ref) != _sha(root, "HEAD"):  # a remote without a fetch refspec: its ref did not move
+        _git(root, "fetch", "--quiet", rem, check=False)
     return True
