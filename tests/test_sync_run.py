@@ -128,6 +128,9 @@ def test_a_commit_the_hook_refuses_stops_the_sync_before_anything_moves(
         sync(Vault.open(b))
     assert git(b, "rev-parse", "HEAD") == before
     assert day.exists()  # nothing lost: the file stays as it was, uncommitted
+    assert in_progress(b) is None  # stopped, not interrupted: status has nothing under way to report
+    last = json.loads((b / ".memvault" / "sync.json").read_text(encoding="utf-8"))
+    assert last["result"] == "stopped" and "before pulling" in last["message"]
 
 
 def test_sync_refuses_a_merge_the_person_started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

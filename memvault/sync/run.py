@@ -32,7 +32,6 @@ from memvault.sync.commit import CommitRefused, CommitResult, commit_vault
 from memvault.sync.driver import clear_reviews, pending_reviews
 from memvault.sync.memory_merge import BLOCK_ID_RE, BULLET_RE
 from memvault.sync.state import (
-    alive,
     clear_step,
     git_dir,
     in_progress,
@@ -95,18 +94,23 @@ def sync(vault: ParsedVault, *, remote: str | None = None, push: bool = True, sa
         try:
             report.recovered = _recover(root, gdir, config, say)
             _run(vault, gdir, report, remote, settings.get("branch"), push, say)
-        except SyncStopped as exc:
-            report.result, report.message = "stopped", str(exc)
-            _record(derived, report)
-            raise
         except MemvaultError as exc:
-            report.result, report.message = "failed", str(exc)
+            report.result = "stopped" if isinstance(exc, SyncStopped) else "failed"
+            report.message = str(exc)
             _record(derived, report)
-            clear_step(gdir) if read_step(gdir) and read_step(gdir).get("step") != "stopped" else None  # type: ignore[union-attr]
+            _leave_step(gdir)
             raise
         clear_step(gdir)
         _record(derived, report)
         return report
+
+
+def _leave_step(gdir: Path) -> None:
+    """After a sync that failed or stopped: its step marker goes, unless it waits for the person
+    (`stopped`); a marker left is what says "interrupted", and this sync was not."""
+    step = read_step(gdir)
+    if step is not None and step.get("pid") == os.getpid() and step.get("step") != "stopped":
+        clear_step(gdir)
 
 
 def _record(derived: Path, report: SyncReport) -> None:
@@ -124,9 +128,8 @@ def _recover(root: Path, gdir: Path, config: Config, say: Say) -> str | None:
         raise SyncStopped(busy.message)
     if step is None:
         return None
-    pid = step.get("pid")
-    if isinstance(pid, int) and alive(pid) and pid != os.getpid():
-        raise SyncStopped(f"another sync (process {pid}) is at step {step.get('step')}")
+    # This sync holds the sync lock, so the process that wrote the marker is gone (its pid may even
+    # belong to another program by now).
     top = Path(_git(root, "rev-parse", "--show-toplevel").text.strip())
     common = (root / _git(root, "rev-parse", "--git-common-dir").text.strip()).resolve()
     extra = (common / "config.lock", common / "packed-refs.lock", gdir / "ORIG_HEAD.lock", gdir / "MERGE_HEAD.lock",
