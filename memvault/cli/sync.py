@@ -10,6 +10,9 @@ import click
 from memvault.cli._common import cli, emit, json_option, open_vault
 
 
+SHOWN = 10  # conflict lines in the text output; --json has every one
+
+
 @cli.command()
 @click.option("--remote", help="The git remote to sync with. Default: [sync] remote, the branch's upstream, or origin.")
 @click.option("--no-push", is_flag=True, help="Commit, fetch and merge, but do not push.")
@@ -41,9 +44,12 @@ def _text(d: dict) -> str:
         lines.append(f"  pushed {d['pushed']} commit(s)")
     lines += [f"  review: {i} (a MEMORY.md bullet changed on two machines; `memvault curate` proposes it)"
               for i in d["reviews"]]
-    lines += [f"  conflict: {c}" for c in d["conflicts"]]
+    shown = d["conflicts"][:SHOWN]
+    lines += [f"  conflict: {c}" for c in shown]
+    if len(d["conflicts"]) > len(shown):
+        lines.append(f"  ... and {len(d['conflicts']) - len(shown)} more (--json lists them all)")
     if d["conflicts"]:
-        lines.append("  `memvault check` lists them until they are resolved")
+        lines.append("  `memvault check` lists them until they are resolved (MV023)")
     return "\n".join(lines)
 
 

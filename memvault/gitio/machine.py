@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import socket
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from memvault.gitio.run import run_git
 # `[sync]` in memvault.toml (docs/sync.md): the remote and branch (None: the branch's upstream, else
 # origin and the current branch), when ids get the machine, the watcher's interval (`watch --sync`).
 SYNC_DEFAULTS: dict[str, object] = {"remote": None, "branch": None, "ids": "auto", "interval_seconds": 60.0}
+SUFFIX = "abcdefghijkmnpqrstuvwxyz23456789"  # no 0/o, 1/l: read aloud and typed again
 MACHINE_RE = re.compile(r"[^a-z0-9-]+")
 
 
@@ -42,15 +44,19 @@ def machine_id(minute_id: str, machine: str, taken: set[str] | frozenset[str]) -
 
 
 def machine(root: Path) -> str:
-    """This clone's machine name: MEMVAULT_MACHINE, else `git config memvault.machine` (which sync's
-    setup writes once), else the host's name."""
+    """This clone's machine name: MEMVAULT_MACHINE, else `git config memvault.machine`, else a new
+    one, kept in that config: the host's name and three random letters or digits (`laptop-k3f`),
+    because two clones on one host, or containers that all call themselves `localhost`, must not
+    write the same ids."""
     env = os.environ.get("MEMVAULT_MACHINE", "").strip()
     if env:
         return machine_name(env)
     found = run_git(["config", "--get", "memvault.machine"], root, check=False)
     if found.ok and found.text.strip():
         return machine_name(found.text)
-    return machine_name(socket.gethostname())
+    name = f"{machine_name(socket.gethostname())}-{''.join(secrets.choice(SUFFIX) for _ in range(3))}"
+    run_git(["config", "memvault.machine", name], root, check=False)
+    return name
 
 
 def has_remote(root: Path) -> bool:

@@ -86,10 +86,7 @@ def install(root: Path, *, python: str | None = None, shared: bool = True) -> Se
     for key, value in wanted.items():  # written only when different: each write takes git's config lock
         if have.get(key) != value:
             run_git(["config", key, value], root)
-    name = machine(root)
-    if "memvault.machine" not in have:
-        run_git(["config", "memvault.machine", name], root)
-    return Setup(written, command, name)
+    return Setup(written, command, machine(root))  # a clone gets its machine name here, once
 
 
 def installed(root: Path) -> bool:

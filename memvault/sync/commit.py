@@ -221,6 +221,8 @@ def commit_vault(root: Path, config: Config, say: Callable[[str], None] | None =
     the next attempt. A stale lock is removed (said through `say`) and the commit retried.
     """
     prefix = repo_prefix(root)
+    if merging(root):  # a partial commit would fail, and the merge is the person's (sync's stop)
+        return None
     files = changed_files(root, prefix, Selection.of(config))
     if not files:
         return None
@@ -258,24 +260,34 @@ def _commit(root: Path, paths: list[str], message: str) -> CommitResult:
 ZERO_SHA = "0" * 40
 
 
-def _index_entries(root: Path, paths: list[str]) -> dict[str, str]:
-    """{top-relative path: `mode sha stage`} of `paths` in the index, for `_restore_index`."""
+def merging(root: Path) -> bool:
+    """Whether a merge is under way in the clone (MERGE_HEAD exists)."""
+    found = _git(root, "rev-parse", "--git-path", "MERGE_HEAD", check=False)
+    return found.ok and (root / found.text.strip()).exists()
+
+
+def _index_entries(root: Path, paths: list[str]) -> dict[str, list[str]]:
+    """{top-relative path: its `mode sha stage` entries} of `paths` in the index (a path in a
+    merge conflict has up to three), for `_restore_index`."""
     out = _git(root, "ls-files", "-s", "-z", "--full-name", "--", *paths).text
-    entries: dict[str, str] = {}
+    entries: dict[str, list[str]] = {}
     for item in filter(None, out.split("\0")):
         info, _, name = item.partition("\t")
-        entries[name] = info
+        entries.setdefault(name, []).append(info)
     return entries
 
 
-def _restore_index(root: Path, paths: list[str], saved: dict[str, str]) -> None:
-    """The index entries of `paths` as `saved` holds them; one it did not hold is removed."""
+def _restore_index(root: Path, paths: list[str], saved: dict[str, list[str]]) -> None:
+    """The index entries of `paths` as `saved` holds them, every stage; one it did not hold is removed."""
     prefix = repo_prefix(root)
     lines = []
     for rel in paths:
         name = prefix + rel
-        lines.append(f"{saved.get(name, f'0 {ZERO_SHA} 0')}\t{name}\0")
-    lines += [f"{info}\t{name}\0" for name, info in saved.items() if name not in {prefix + p for p in paths}]
+        # Removing the path first (mode 0) clears every stage `git add` left, then the saved ones go back.
+        lines.append(f"0 {ZERO_SHA} 0\t{name}\0")
+        lines += [f"{info}\t{name}\0" for info in saved.get(name, [])]
+    lines += [f"{info}\t{name}\0" for name, infos in saved.items() if name not in {prefix + p for p in paths}
+              for info in infos]
     run_git(["update-index", "-z", "--index-info"], root, input="".join(lines))
 
 
