@@ -9,7 +9,6 @@ import click
 
 from memvault.cli._common import cli, emit, json_option, open_vault
 
-
 SHOWN = 10  # conflict lines in the text output; --json has every one
 
 
