@@ -219,6 +219,17 @@ def test_a_staged_file_holding_markers_is_refused_as_the_hook_would(tmp_path, ru
     result = runner.invoke(cli, ["--vault", str(desktop), "check", "--staged"])  # what the hook runs
     assert result.exit_code == 1
     assert f"{DAY}:{_line_of(desktop, '<<<<<<<')}:1: MV020 error" in result.output
+    assert "check --fix" in result.output and DAY in result.output.split("check --fix")[-1]
+
+
+def test_a_staged_memory_md_with_markers_gets_no_fix_hint(tmp_path, runner):
+    memory = "# Long-Term Memory\n\n## Preferences\n\nThe user likes short answers.\n"
+    desktop = conflicted(tmp_path, "Desktop: Antworten auf Deutsch.\n", "Laptop: answers in English.\n",
+                         rel="MEMORY.md", files={"MEMORY.md": memory})
+    git(desktop, "add", "MEMORY.md")
+    result = runner.invoke(cli, ["--vault", str(desktop), "check", "--staged"])
+    assert result.exit_code == 1 and "MEMORY.md:" in result.output and "MV020" in result.output
+    assert "check --fix" not in result.output.replace("`memvault check --fix`", "")
 
 
 @pytest.mark.slow
@@ -297,9 +308,9 @@ def test_a_stray_marker_or_an_unfinished_conflict_is_reported_and_left(tmp_path)
     assert {d["path"] for d in report.left or [] if d["code"] == "MV020"} == {DAY, "memory/2026-11-29.md"}
 
 
-def test_markers_inside_fenced_code_and_a_setext_underline_are_text(tmp_path):
+def test_markers_inside_fenced_code_a_setext_underline_and_an_empty_table_row_are_text(tmp_path):
     text = ("# 2026-11-30\n\n## 08:00 - Observation\nHow git shows a conflict:\n\n```\n<<<<<<< HEAD\nours\n"
-            "=======\ntheirs\n>>>>>>> branch\n```\n\nÜberschrift\n=======\n")
+            "=======\ntheirs\n>>>>>>> branch\n```\n\nÜberschrift\n=======\n\n|a|b|c|d|e|f|\n|-|-|-|-|-|-|\n|||||||\n")
     assert markers(text).conflicts == () and markers(text).stray == ()
     root = write_vault(tmp_path / "v", {DAY: text})
     assert [p for p in run_check(Vault.open(root), now=NOW).problems if p.code == "MV020"] == []

@@ -3,8 +3,12 @@
 A fix changes whitespace, the title line, or the order of whole entries within a daily log;
 never a word of content. Every fixed text is verified before it is written: it must hold
 the same non-blank lines as before once whitespace is ignored (the title line aside), or the
-file is left untouched. Writes go through `fsio.rewrite` under the vault's write lock, so neither a
-concurrent `memvault log` nor an editor's save is lost or half-read. Line endings and a BOM are kept.
+file is left untouched. What a merge left is repaired first (check/leftovers.py): conflict
+markers resolved as git's union would (verified: the lines but the markers and a diff3 base
+part), then a section said twice dropped (verified: every line still there); neither, nor the
+time order, may make an id name another entry. Writes go through `fsio.rewrite` under the vault's
+write lock, so neither a concurrent `memvault log` nor an editor's save is lost or half-read.
+Line endings and a BOM are kept.
 """
 
 from __future__ import annotations
@@ -295,8 +299,9 @@ def fix_vault(vault: ParsedVault, paths: Sequence[str] = ()) -> dict[str, list[s
 
 
 HELD_CODES = ("MV015", "MV020", "MV021")  # left by a repair held back in one file, with its reason (`held`)
-NOT_LAYOUT = ("not a layout problem: --fix changes only titles, whitespace, heading form and entry order, "
-              "never what an entry says, refers to or when it happened")
+NOT_LAYOUT = ("not a layout problem: --fix changes only titles, whitespace, heading form and entry order, and "
+              "what a merge left (conflict markers, a section twice), never what an entry says, refers to or when "
+              "it happened")
 
 
 def left_by_fix(vault: ParsedVault, problems: Sequence[Problem]) -> list[dict[str, object]]:

@@ -13,7 +13,6 @@ repeated section dropped, keeping the first. A repair that would make an id name
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterator
 
@@ -34,7 +33,6 @@ from memvault.entries.model import Event, Problem
 from memvault.layout import MEMORY_FILE
 from memvault.parsed import parse_text
 
-SECTION_RE = re.compile(r"^#{1,2}[ \t].*$", re.M)  # a level-1/2 heading line: a block starts there
 MEMORY_HELD = ("MEMORY.md is never repaired automatically: the prose is yours to choose "
                "(keep what is right, delete the marker lines)")
 
@@ -50,7 +48,7 @@ def reparsed(src: SourceFile, text: str, config: Config) -> SourceFile:
 
 def rule_conflict_markers(src: SourceFile) -> Iterator[Problem]:
     """MV020: one problem per git conflict, at its `<<<<<<<` line; one per stray marker line."""
-    if "<<<<<<<" not in src.text and ">>>>>>>" not in src.text and "|||||||" not in src.text:
+    if "<<<<<<<" not in src.text and ">>>>>>>" not in src.text:
         return
     found = markers(src.text)
     fixable = src.path != MEMORY_FILE and found.whole
@@ -83,9 +81,8 @@ def _conflict_message(src: SourceFile, c: Conflict, fixable: bool) -> str:
 
 def rule_repeated_sections(src: SourceFile) -> Iterator[Problem]:
     """MV021: a section (an entry, a note's `## ` section) the file already has word for word."""
-    heads = SECTION_RE.findall(src.text)
-    if len(heads) == len(set(heads)):
-        return  # a repeat starts with a repeated heading line: most files stop here
+    if not _may_repeat(src):
+        return
     blocks = split(src.text).blocks
     first: dict[str, int] = {}
     lines = [i + 1 for i in starts(src.text)]
@@ -95,6 +92,15 @@ def rule_repeated_sections(src: SourceFile) -> Iterator[Problem]:
         yield _p(src.path, lines[k], "MV021", f"'{b_heading(blocks[k])}' repeats the section on line "
                  f"{lines[first[blocks[k].body]]} word for word (what git's union merge leaves when both "
                  "sides added it); `memvault check --fix` keeps the first, or delete one by hand")
+
+
+def _may_repeat(src: SourceFile) -> bool:
+    """Could a section be there twice? Each copy of one holds an entry or note starting on the
+    same line text (its heading, a sub-heading, a bullet), so most files stop at their events'
+    first lines, without a second look at the text."""
+    lines = src.lines
+    firsts = [lines[e.line - 1] for e in src.parsed.events if 0 < e.line <= len(lines)]
+    return len(firsts) != len(set(firsts))
 
 
 def b_heading(b: Block) -> str:
@@ -120,8 +126,7 @@ def unite(src: SourceFile) -> str | None:
 
 def without_repeats(src: SourceFile) -> str | None:
     """MV021's repair: each repeated section dropped, the first kept (None: nothing to drop)."""
-    heads = SECTION_RE.findall(src.text)
-    if len(heads) == len(set(heads)):
+    if not _may_repeat(src):
         return None
     parts = split(src.text)
     drop = set(_repeats(parts.blocks))

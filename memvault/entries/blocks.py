@@ -161,9 +161,10 @@ class Markers:
 
 
 def markers(text: str) -> Markers:
-    """Git's conflict markers outside fenced code, as conflicts. A lone `=======` outside a
-    conflict is not counted: it is also a Markdown heading underline."""
-    if "<<<<<<<" not in text and ">>>>>>>" not in text and "|||||||" not in text:
+    """Git's conflict markers outside fenced code, as conflicts. Only `<<<<<<<` opens one and only
+    `>>>>>>>` stands out alone: a lone `=======` is also a Markdown heading underline, `|||||||` a
+    table row of empty cells, so outside a conflict (or where its part is over) they are text."""
+    if "<<<<<<<" not in text and ">>>>>>>" not in text:
         return Markers((), ())
     lines = text.split("\n")
     _, in_fence, _ = scan(lines, 0)
@@ -180,7 +181,7 @@ def markers(text: str) -> Markers:
                 conflicts.append(cur)
             cur = Conflict(i)
         elif cur is None:
-            if mark != "=":
+            if mark == ">":
                 stray.append(i)
         elif mark == "|" and cur.base is None and cur.middle is None:
             cur = replace(cur, base=i)
@@ -189,7 +190,7 @@ def markers(text: str) -> Markers:
         elif mark == ">" and cur.middle is not None:
             conflicts.append(replace(cur, end=i))
             cur = None
-        else:
+        elif mark == ">":  # before the `=======`: the conflict is broken, the marker stands alone
             stray.append(i)
     if cur is not None:
         conflicts.append(cur)
