@@ -293,7 +293,15 @@ def test_diff3_markers_drop_the_ancestors_version(tmp_path):
     root = write_vault(tmp_path / "v", {DAY: text})
     problems = run_check(Vault.open(root), now=NOW).problems
     assert [p.line for p in problems if p.code == "MV020"] == [4]
-    assert "the common ancestor's" in next(p.message for p in problems if p.code == "MV020")
+    message = next(p.message for p in problems if p.code == "MV020")
+    assert "line 5 is this side's version, line 9 is the other's (line 7 is the common ancestor's)" in message
+
+
+def test_a_conflict_where_one_side_deleted_says_so(tmp_path):
+    text = "# 2026-11-30\n\n## 08:00 - Belief\n<<<<<<< HEAD\n=======\nNutzer mag Kaffee\n>>>>>>> theirs\n"
+    root = write_vault(tmp_path / "v", {DAY: text})
+    message = next(p.message for p in run_check(Vault.open(root), now=NOW).problems if p.code == "MV020")
+    assert "nothing is this side's version, line 6 is the other's" in message
 
 
 def test_a_stray_marker_or_an_unfinished_conflict_is_reported_and_left(tmp_path):
@@ -348,9 +356,11 @@ TYPES = ("Observation", "Decision", "Belief", "Correction")
 @st.composite
 def two_sides(draw):
     """(base entries, ours, theirs): entries as (minute, type, text), a minute used once (the same
-    entry may be on both sides: both machines got it)."""
+    entry may be on both sides: both machines got it), each line of a text its own (git's union
+    shares a line two sides' new text has in common: docs/decisions.md)."""
     minutes = draw(st.lists(st.integers(6 * 60, 23 * 60 + 59), min_size=1, max_size=12, unique=True))
-    made = [(m, draw(st.sampled_from(TYPES)), f"{draw(st.sampled_from(SENTENCES))} ({n})")
+    made = [(m, draw(st.sampled_from(TYPES)), f"{draw(st.sampled_from(SENTENCES))} ({n})"
+             + draw(st.sampled_from(("", f"\n\nMehr dazu ({n})", f"\n- a list item ({n})"))))
             for n, m in enumerate(minutes)]
     where = [draw(st.sampled_from(("base", "ours", "theirs", "both"))) for _ in made]
     base = [e for e, w in zip(made, where, strict=True) if w == "base"]

@@ -66,10 +66,11 @@ def _conflict_message(src: SourceFile, c: Conflict, fixable: bool) -> str:
         return ("git conflict that never ends (no '=======' and '>>>>>>>' line after it): the merge "
                 "was cut short or edited by hand; keep what is right and delete the marker lines")
     assert c.middle is not None and c.end is not None
-    what = (f"git conflict left by a merge: lines {c.start + 2}-{c.middle} are this side's version, "
-            f"lines {c.middle + 2}-{c.end} the other's")
+    ours_end = c.base if c.base is not None else c.middle
+    what = (f"git conflict left by a merge: {_span(c.start + 2, ours_end)} this side's version, "
+            f"{_span(c.middle + 2, c.end)} the other's")
     if c.base is not None:
-        what += f" (lines {c.base + 2}-{c.middle} the common ancestor's)"
+        what += f" ({_span(c.base + 2, c.middle)} the common ancestor's)"
     what += ", and the parser reads the marker lines as text of the entry above"
     if src.path == MEMORY_FILE:
         return f"{what}; {MEMORY_HELD}"
@@ -77,6 +78,13 @@ def _conflict_message(src: SourceFile, c: Conflict, fixable: bool) -> str:
         return f"{what}; keep what is right and delete the marker lines (another marker in this file has no pair)"
     return (f"{what}; `memvault check --fix` keeps both versions, this side's first, as git's union merge "
             "would; or keep the right one and delete the marker lines")
+
+
+def _span(first: int, last: int) -> str:
+    """1-based lines `first`..`last` as a phrase with its verb ("lines 7-8 are", "nothing is")."""
+    if last < first:
+        return "nothing is"
+    return f"line {first} is" if first == last else f"lines {first}-{last} are"
 
 
 def rule_repeated_sections(src: SourceFile) -> Iterator[Problem]:
@@ -89,7 +97,7 @@ def rule_repeated_sections(src: SourceFile) -> Iterator[Problem]:
     for k, b in enumerate(blocks):
         first.setdefault(b.body, k)
     for k in _repeats(blocks):
-        yield _p(src.path, lines[k], "MV021", f"'{b_heading(blocks[k])}' repeats the section on line "
+        yield _p(src.path, lines[k], "MV021", f"'{_shown_heading(blocks[k])}' repeats the section on line "
                  f"{lines[first[blocks[k].body]]} word for word (what git's union merge leaves when both "
                  "sides added it); `memvault check --fix` keeps the first, or delete one by hand")
 
@@ -103,7 +111,7 @@ def _may_repeat(src: SourceFile) -> bool:
     return len(firsts) != len(set(firsts))
 
 
-def b_heading(b: Block) -> str:
+def _shown_heading(b: Block) -> str:
     text = b.heading.strip()
     return text if len(text) <= 60 else text[:59] + "\u2026"
 
