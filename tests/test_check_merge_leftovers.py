@@ -26,6 +26,7 @@ from memvault.cli import cli
 from memvault.config.core import Config
 from memvault.entries.blocks import marker_lines, markers, union_of_markers
 from memvault.vault import Vault
+from memvault.write.log import init_vault, log_entry
 
 from .helpers_check import commit, git, run_memvault, write_vault
 
@@ -173,6 +174,45 @@ def test_same_minute_entries_from_two_machines_keep_their_order_and_ids(tmp_path
     after = entries(desktop)
     assert sorted(before) == sorted(after)  # every (id, time, text) as it was: ids kept
     assert [t for _, t, _ in after] == sorted(t for _, t, _ in after)
+
+
+def test_entries_logged_on_two_machines_pulled_without_the_driver_are_whole_after_fix(tmp_path, monkeypatch):
+    """The issue's fallback end to end: `memvault log` on two clones of a vault with a remote (so
+    every entry has its machine's `Id:`), the second clone merging with a plain `git pull`."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    laptop = init_vault(tmp_path / "laptop", timezone="UTC")
+    git(laptop, "branch", "-M", "main")
+    git(laptop, "remote", "add", "origin", str(remote))
+    git(laptop, "push", "-q", "-u", "origin", "main")
+    git(tmp_path, "clone", "-q", str(remote), "desktop")
+    desktop = tmp_path / "desktop"
+    assert "merge=union" in (desktop / ".gitattributes").read_text(encoding="utf-8")
+    assert git(desktop, "config", "--get", "merge.memvault.driver", check=False).returncode != 0  # no driver
+
+    def log(clone: Path, machine: str, hhmm: str, text: str) -> str:
+        monkeypatch.setenv("MEMVAULT_MACHINE", machine)
+        hh, mm = map(int, hhmm.split(":"))
+        ev = log_entry(Vault.open(clone), text, at=datetime(2026, 11, 30, hh, mm, tzinfo=UTC))
+        git(clone, "add", "-A")
+        git(clone, "commit", "-q", "--no-verify", "-m", f"{machine}: {text}")
+        return ev.id
+
+    ids = [log(laptop, "laptop", "09:00", "Kunde Müller will das Angebot bis Freitag"),
+           log(laptop, "laptop", "14:30", "Sent the offer to Müller")]
+    git(laptop, "push", "-q")
+    ids += [log(desktop, "desktop", "10:15", "Printer in room 2 is broken again"),
+            log(desktop, "desktop", "14:30", "Drucker repariert, Toner war leer")]
+    assert all(i.endswith(("-laptop", "-desktop")) for i in ids)
+    assert pull(desktop).returncode == 0
+    # both sides added the day's file: union wrote this side's entries, then the laptop's (09:00 last but one)
+    assert {p.code for p in run_check(Vault.open(desktop), now=NOW).problems} == {"MV009", "MV015"}
+    assert run_check(Vault.open(desktop), fix=True, now=NOW).problems == []
+    got = entries(desktop)
+    assert sorted(i for i, _, _ in got) == sorted(ids)  # every entry once, each with its own id
+    assert [t for _, t, _ in got] == ["09:00", "10:15", "14:30", "14:30"]
+    git(desktop, "commit", "-q", "--no-verify", "-am", "check --fix after a plain pull")
+    git(desktop, "push", "-q")
 
 
 # ----------------------------------------------------------------------- conflict markers
