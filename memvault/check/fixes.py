@@ -3,8 +3,12 @@
 A fix changes whitespace, the title line, or the order of whole entries within a daily log;
 never a word of content. Every fixed text is verified before it is written: it must hold
 the same non-blank lines as before once whitespace is ignored (the title line aside), or the
-file is left untouched. Writes go through `fsio.rewrite` under the vault's write lock, so neither a
-concurrent `memvault log` nor an editor's save is lost or half-read. Line endings and a BOM are kept.
+file is left untouched. What a merge left is repaired first (check/leftovers.py): conflict
+markers resolved as git's union would (verified: the lines but the markers and a diff3 base
+part), then a section said twice dropped (verified: every line still there); neither, nor the
+time order, may make an id name another entry. Writes go through `fsio.rewrite` under the vault's
+write lock, so neither a concurrent `memvault log` nor an editor's save is lost or half-read.
+Line endings and a BOM are kept.
 """
 
 from __future__ import annotations
@@ -15,6 +19,15 @@ from functools import partial
 from pathlib import Path
 
 from memvault.check.hidden import fix_invisible
+from memvault.check.leftovers import (
+    MEMORY_HELD,
+    lost_nothing,
+    moved_id,
+    repair_repeats,
+    reparsed,
+    unite,
+    united_as_git_would,
+)
 from memvault.check.registry import RULES
 from memvault.check.rules import minute
 from memvault.check.sourcefile import (
@@ -25,23 +38,22 @@ from memvault.check.sourcefile import (
     trailing_ws_lines,
 )
 from memvault.config.core import Config
+from memvault.entries.blocks import markers
 from memvault.entries.headings import repair_attempt
 from memvault.entries.markdown import H2_RE, TITLE_RE
 from memvault.entries.model import Problem
 from memvault.entries.naming import log_name
 from memvault.errors import WriteConflict
 from memvault.fsio import locked, rewrite
-from memvault.layout import iter_markdown, problem_at
-from memvault.parsed import ParsedVault, parse_text
+from memvault.layout import MEMORY_FILE, iter_markdown, problem_at
+from memvault.parsed import ParsedVault
 from memvault.textsafety import clean_invisible
 
 Fixer = Callable[[SourceFile], tuple[list[str], list[str]] | None]
 
 
 def _reparse(src: SourceFile, lines: list[str], config: Config) -> SourceFile:
-    text = "\n".join(lines)
-    return SourceFile(src.path, text, parse_text(text, src.path, config, src.file_date), crlf=src.crlf, bom=src.bom,
-                      file_date=src.file_date)
+    return reparsed(src, "\n".join(lines), config)
 
 
 def fix_whitespace(src: SourceFile) -> tuple[list[str], list[str]] | None:
@@ -147,7 +159,8 @@ def fix_order(src: SourceFile) -> tuple[list[str], list[str]] | None:
     """MV015: sort the entries of a daily log by time, each moving with everything under it.
 
     Entries are compared to the minute and the sort is stable, so entries within one minute
-    keep their order and their `-2`, `-3` ids.
+    keep their order and their `-2`, `-3` ids. (A note moves with the entry above it, so two
+    notes under one heading may swap, and with them their `~2` ids: `repair_order` holds that.)
     """
     events = sorted((e for e in src.parsed.events if e.timestamp is not None and not e.is_note), key=lambda e: e.line)
     keys = [minute(e) for e in events]
@@ -171,11 +184,21 @@ def fix_order(src: SourceFile) -> tuple[list[str], list[str]] | None:
     return out, ["MV015"]
 
 
+def repair_order(src: SourceFile, config: Config, referenced: frozenset[str]) -> SourceFile | str | None:
+    """The file with its entries in time order; why not (a str: an id would move); None when in order."""
+    result = fix_order(src)
+    if result is None:
+        return None
+    after = _reparse(src, result[0], config)
+    return moved_id(src, after, referenced) or after
+
+
 # fix_invisible first: a heading it uncovers may need the others (spacing, order); an attempt
-# repaired into an entry heading may need a blank line above it or its place in time order.
+# repaired into an entry heading may need a blank line above it or its place in time order
+# (`fix_source` puts the entries in order after these).
 def fixers(config: Config, referenced: frozenset[str] = frozenset()) -> tuple[Fixer, ...]:
     return (fix_invisible, fix_whitespace, partial(fix_attempts, types=config.types, referenced=referenced),
-            fix_headings, fix_title, fix_order)
+            fix_headings, fix_title)
 
 
 def signature(text: str) -> Counter[str]:
@@ -202,17 +225,50 @@ def fix_source(src: SourceFile, config: Config, referenced: frozenset[str] = fro
         return src.text, []  # unreadable or not valid UTF-8: writing it back would change bytes
     codes: list[str] = []
     current = src
+    united = unite(src)  # conflict markers first: the other repairs read the file as git's union leaves it
+    if united is not None:
+        _verified(src, united_as_git_would(src.text, united))
+        current = reparsed(src, united, config)
+        codes.append("MV020")
+    before = current.text
     for fixer in fixers(config, referenced):
         result = fixer(current)
         if result is not None:
             lines, done = result
             current = _reparse(current, lines, config)
             codes.extend(done)
+    _verified(src, signature(current.text) == signature(before))
+    for code, repair in (("MV021", repair_repeats), ("MV015", repair_order)):
+        repaired = repair(current, config, referenced)
+        if isinstance(repaired, SourceFile):
+            _verified(src, lost_nothing(current.text, repaired.text) and
+                      (code == "MV021" or signature(repaired.text) == signature(current.text)))
+            current = repaired
+            codes.append(code)
     if not codes or current.text == src.text:
         return src.text, []
-    if signature(current.text) != signature(src.text):  # pragma: no cover - a bug in a fixer
-        raise AssertionError(f"{src.path}: a fix would change content; nothing written (please report this)")
     return current.text, sorted(set(codes))
+
+
+def held(src: SourceFile, config: Config, referenced: frozenset[str] = frozenset()) -> dict[str, str]:
+    """{code: why --fix leaves it in this file} for the merge leftovers (MV015, MV020, MV021)."""
+    out: dict[str, str] = {}
+    found = markers(src.text)
+    if src.path == MEMORY_FILE and (found.conflicts or found.stray):
+        out["MV020"] = MEMORY_HELD
+    elif not found.whole:
+        out["MV020"] = (f"left in {src.path}: a marker has no pair, so which side is which would be a guess; "
+                        "resolve it by hand")
+    for code, repair in (("MV021", repair_repeats), ("MV015", repair_order)):
+        why = repair(src, config, referenced)
+        if isinstance(why, str):
+            out[code] = f"left in {src.path}: {why}"
+    return out
+
+
+def _verified(src: SourceFile, ok: bool) -> None:
+    if not ok:  # pragma: no cover - a bug in a fixer
+        raise AssertionError(f"{src.path}: a fix would change content; nothing written (please report this)")
 
 
 def encode(src: SourceFile, text: str) -> bytes:
@@ -242,8 +298,10 @@ def fix_vault(vault: ParsedVault, paths: Sequence[str] = ()) -> dict[str, list[s
     return fixed
 
 
-NOT_LAYOUT = ("not a layout problem: --fix changes only titles, whitespace, heading form and entry order, "
-              "never what an entry says, refers to or when it happened")
+HELD_CODES = ("MV015", "MV020", "MV021")  # left by a repair held back in one file, with its reason (`held`)
+NOT_LAYOUT = ("not a layout problem: --fix changes only titles, whitespace, heading form and entry order, and "
+              "what a merge left (conflict markers, a section twice), never what an entry says, refers to or when "
+              "it happened")
 
 
 def left_by_fix(vault: ParsedVault, problems: Sequence[Problem]) -> list[dict[str, object]]:
@@ -258,7 +316,11 @@ def left_by_fix(vault: ParsedVault, problems: Sequence[Problem]) -> list[dict[st
     for (path, code), n in sorted(blocked.items()):
         out.append({"path": path, "line": unwritable[path].line, "code": code, "count": n,
                     "why": _unwritable_why(unwritable[path])})
-    counts: Counter[str] = Counter(p.code for p in problems if p.code != "MV003" and (p.path, p.code) not in blocked)
+    merged = _held_on_disk(vault, problems, blocked)
+    for (path, code), (line, n, why) in sorted(merged.items()):
+        out.append({"path": path, "line": line, "code": code, "count": n, "why": why})
+    counts: Counter[str] = Counter(p.code for p in problems if p.code != "MV003" and (p.path, p.code) not in blocked
+                                   and (p.path, p.code) not in merged)
     for p in problems:
         if p.code == "MV003" and (p.path, p.code) not in blocked:
             if p.path not in reasons:
@@ -272,6 +334,35 @@ def left_by_fix(vault: ParsedVault, problems: Sequence[Problem]) -> list[dict[st
     return out
 
 
+def _held_on_disk(vault: ParsedVault, problems: Sequence[Problem],
+                  blocked: Counter[tuple[str, str]]) -> dict[tuple[str, str], tuple[int, int, str]]:
+    """{(path, code): (first line, count, why)} for the merge leftovers a file's repair holds back."""
+    found: dict[tuple[str, str], tuple[int, int]] = {}
+    for p in problems:
+        if p.code in HELD_CODES and (p.path, p.code) not in blocked:
+            line, n = found.get((p.path, p.code), (p.line, 0))
+            found[(p.path, p.code)] = (line, n + 1)
+    reasons: dict[str, dict[str, str]] = {}
+    out: dict[tuple[str, str], tuple[int, int, str]] = {}
+    for (path, code), (line, n) in found.items():
+        if path not in reasons:
+            src = _on_disk(vault, path)
+            reasons[path] = held(src, vault.config, referenced_ids(vault)) if src is not None else {}
+        if code in reasons[path]:
+            out[(path, code)] = (line, n, reasons[path][code])
+    return out
+
+
+def _on_disk(vault: ParsedVault, rel: str) -> SourceFile | None:
+    if problem_at(vault.root, rel) is not None:
+        return None
+    try:
+        raw = (vault.root / rel).read_bytes()
+    except OSError:
+        return None
+    return load_source(rel, raw, vault.config, vault.dates.of(rel))
+
+
 def _unwritable_why(p: Problem) -> str:
     if p.code == "MV102":
         return (f"{p.path} has bytes that are not UTF-8 at line {p.line}; --fix never rewrites such a file "
@@ -280,14 +371,8 @@ def _unwritable_why(p: Problem) -> str:
 
 
 def _attempts_on_disk(vault: ParsedVault, rel: str) -> dict[int, tuple[str | None, str]]:
-    if problem_at(vault.root, rel) is not None:
-        return {}
-    try:
-        raw = (vault.root / rel).read_bytes()
-    except OSError:
-        return {}
-    return attempt_repairs(load_source(rel, raw, vault.config, vault.dates.of(rel)), vault.config.types,
-                           referenced_ids(vault))
+    src = _on_disk(vault, rel)
+    return {} if src is None else attempt_repairs(src, vault.config.types, referenced_ids(vault))
 
 
 def _fix_file(vault: ParsedVault, rel: str, full: Path, referenced: frozenset[str]) -> list[str]:

@@ -7,6 +7,7 @@ from typing import Any
 
 from memvault.check.registry import RULES
 from memvault.entries.model import Problem
+from memvault.layout import MEMORY_FILE
 
 
 @dataclass
@@ -38,7 +39,8 @@ class CheckReport:
         reported: what a refused commit should fix, and nothing else of the vault. In an adopted
         vault a plain `check --fix` would rewrite every legacy file."""
         refused = {p.path for p in self.problems if p.severity == "error"}
-        return sorted({p.path for p in self.problems if p.path in refused and p.code in RULES and RULES[p.code].fixable})
+        return sorted({p.path for p in self.problems if p.path in refused and p.code in RULES and RULES[p.code].fixable
+                       and not (p.code == "MV020" and p.path == MEMORY_FILE)})  # its prose is the person's
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -15,6 +15,7 @@ from datetime import datetime
 
 from memvault.check.crossfile import cycle_problems, duplicate_ids, is_cycle_problem, link_problems
 from memvault.check.hidden import rule_hidden
+from memvault.check.leftovers import rule_conflict_markers, rule_repeated_sections
 from memvault.check.registry import disabled_codes, memory_budget
 from memvault.check.registry import problem as _p
 from memvault.check.secrets.check import secret_problems
@@ -243,7 +244,8 @@ def rule_secrets(src: SourceFile) -> Iterator[Problem]:
 def file_problems(src: SourceFile, config: Config, now: datetime, budget: tuple[int, int]) -> list[Problem]:
     """Everything wrong inside one file on its own."""
     out = list(src.parsed.problems)
-    for rule in (rule_hidden, rule_title, rule_headings, rule_trailing_whitespace, rule_time_order, rule_metadata, rule_secrets):
+    for rule in (rule_hidden, rule_title, rule_headings, rule_trailing_whitespace, rule_time_order, rule_metadata, rule_secrets,
+                 rule_conflict_markers, rule_repeated_sections):
         out.extend(rule(src))
     out.extend(rule_future(src, now))
     out.extend(rule_memory_structure(src, budget))

@@ -10,7 +10,7 @@ order. Pure: text in, text out; the merge driver (`sync/merge.py`) and `check --
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memvault.entries.daily import scan
 
@@ -60,11 +60,20 @@ def _front_matter_end(lines: list[str]) -> int:
     return 0
 
 
+def _starts(lines: list[str]) -> list[int]:
+    heads, _, _ = scan(lines, _front_matter_end(lines))
+    return [i for i, level, _ in heads if level <= 2]
+
+
+def starts(text: str) -> list[int]:
+    """The 0-based line where each of `split(text)`'s blocks starts."""
+    return _starts(text.split("\n"))
+
+
 def split(text: str) -> Split:
     """The file's head and its blocks; `join(split(t)) == t` up to the blank lines between blocks."""
     lines = text.split("\n")
-    heads, _, _ = scan(lines, _front_matter_end(lines))
-    starts = [i for i, level, _ in heads if level <= 2]
+    starts = _starts(lines)
     if not starts:
         return Split(text, ())
     head = "\n".join(lines[: starts[0]])
@@ -84,8 +93,9 @@ def join(head: str, blocks: list[Block] | tuple[Block, ...]) -> str:
 
 
 def sort_runs(blocks: list[Block], touched: set[int] | None = None) -> list[Block]:
-    """Each run of consecutive timed blocks in time order (stable: one minute keeps its order, so
-    no default id moves). With `touched`, only the runs holding one of those positions."""
+    """Each run of consecutive timed blocks in time order, to the minute (stable: one minute keeps
+    its order, seconds included, so no default id moves: ids count a minute's entries in file
+    order). With `touched`, only the runs holding one of those positions."""
     out = list(blocks)
     i = 0
     while i < len(out):
@@ -96,16 +106,16 @@ def sort_runs(blocks: list[Block], touched: set[int] | None = None) -> list[Bloc
         while j < len(out) and out[j].time is not None:
             j += 1
         if touched is None or any(i <= k < j for k in touched):
-            out[i:j] = sorted(out[i:j], key=lambda b: b.time or (0, 0, 0))
+            out[i:j] = sorted(out[i:j], key=lambda b: b.minute or (0, 0))
         i = j
     return out
 
 
 def out_of_order(blocks: tuple[Block, ...] | list[Block]) -> list[int]:
-    """Positions of timed blocks earlier than the timed block before them in the same run."""
+    """Positions of timed blocks earlier (to the minute) than the timed block before them."""
     found = []
     for k in range(1, len(blocks)):
-        a, b = blocks[k - 1].time, blocks[k].time
+        a, b = blocks[k - 1].minute, blocks[k].minute
         if a is not None and b is not None and b < a:
             found.append(k)
     return found
@@ -122,34 +132,92 @@ def duplicates(blocks: tuple[Block, ...] | list[Block]) -> list[int]:
     return found
 
 
-def marker_lines(text: str) -> list[int]:
-    """1-based lines of git conflict markers (`<<<<<<<`, `=======`, `>>>>>>>`, `|||||||`) outside code."""
+@dataclass(frozen=True)
+class Conflict:
+    """One git conflict, by 0-based line: `<<<<<<<`, the `|||||||` of a diff3 base (None without
+    one), `=======` and `>>>>>>>` (None for the last three when the conflict never gets there)."""
+
+    start: int
+    base: int | None = None
+    middle: int | None = None
+    end: int | None = None
+
+    @property
+    def whole(self) -> bool:
+        return self.middle is not None and self.end is not None
+
+
+@dataclass(frozen=True)
+class Markers:
+    """The conflicts of a text, and marker lines outside any conflict (0-based)."""
+
+    conflicts: tuple[Conflict, ...]
+    stray: tuple[int, ...]
+
+    @property
+    def whole(self) -> bool:
+        """Every conflict complete and no stray marker: a union can resolve them all."""
+        return not self.stray and all(c.whole for c in self.conflicts)
+
+
+def markers(text: str) -> Markers:
+    """Git's conflict markers outside fenced code, as conflicts. Only `<<<<<<<` opens one and only
+    `>>>>>>>` stands out alone: a lone `=======` is also a Markdown heading underline, `|||||||` a
+    table row of empty cells, so outside a conflict (or where its part is over) they are text."""
+    if "<<<<<<<" not in text and ">>>>>>>" not in text:
+        return Markers((), ())
     lines = text.split("\n")
     _, in_fence, _ = scan(lines, 0)
-    return [i + 1 for i, line in enumerate(lines) if not in_fence[i] and MARKER_RE.match(line)]
+    conflicts: list[Conflict] = []
+    stray: list[int] = []
+    cur: Conflict | None = None
+    for i, line in enumerate(lines):
+        m = MARKER_RE.match(line) if line[:1] in "<=>|" and not in_fence[i] else None
+        if m is None:
+            continue
+        mark = m[1][0]
+        if mark == "<":
+            if cur is not None:
+                conflicts.append(cur)
+            cur = Conflict(i)
+        elif cur is None:
+            if mark == ">":
+                stray.append(i)
+        elif mark == "|" and cur.base is None and cur.middle is None:
+            cur = replace(cur, base=i)
+        elif mark == "=" and cur.middle is None:
+            cur = replace(cur, middle=i)
+        elif mark == ">" and cur.middle is not None:
+            conflicts.append(replace(cur, end=i))
+            cur = None
+        elif mark == ">":  # before the `=======`: the conflict is broken, the marker stands alone
+            stray.append(i)
+    if cur is not None:
+        conflicts.append(cur)
+    return Markers(tuple(conflicts), tuple(stray))
+
+
+def marker_lines(text: str) -> list[int]:
+    """1-based lines of git conflict markers (`<<<<<<<`, `=======`, `>>>>>>>`, `|||||||`) outside code."""
+    found = markers(text)
+    lines = [c for k in found.conflicts for c in (k.start, k.base, k.middle, k.end) if c is not None]
+    return sorted(i + 1 for i in (*lines, *found.stray))
 
 
 def union_of_markers(text: str) -> str | None:
     """The text with each git conflict kept as both sides, ours then theirs (the base part of a
-    diff3 conflict dropped): what git's union merge would have written. None without a conflict."""
-    lines = text.split("\n")
-    out: list[str] = []
-    state = None
-    found = False
-    for line in lines:
-        m = MARKER_RE.match(line)
-        mark = m[1][0] if m else None
-        if mark == "<" and state is None:
-            state, found = "ours", True
-        elif mark == "|" and state == "ours":
-            state = "base"
-        elif mark == "=" and state in ("ours", "base"):
-            state = "theirs"
-        elif mark == ">" and state == "theirs":
-            state = None
-        elif state != "base":
-            out.append(line)
-    return "\n".join(out) if found else None
+    diff3 conflict dropped): what git's union merge would have written. None without a conflict,
+    or when a conflict is incomplete or a marker stray (which side is which is then a guess)."""
+    found = markers(text)
+    if not found.conflicts or not found.whole:
+        return None
+    drop: set[int] = set()
+    for c in found.conflicts:
+        assert c.middle is not None and c.end is not None
+        drop.update((c.start, c.middle, c.end))
+        if c.base is not None:
+            drop.update(range(c.base, c.middle))
+    return "\n".join(line for i, line in enumerate(text.split("\n")) if i not in drop)
 
 
 def repaired(text: str) -> str | None:
