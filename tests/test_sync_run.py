@@ -76,12 +76,11 @@ def test_prose_changed_on_both_machines_stops_for_the_person_then_goes_on(
     busy = in_progress(b)
     assert busy is not None and busy.what == "merge" and "memvault sync" in busy.message
     # Not resolved yet: it stops again, saying the same.
-    with pytest.raises(SyncStopped, match="still to resolve"):
+    with pytest.raises(SyncStopped, match="still stopped for you: MEMORY.md"):
         sync(Vault.open(b))
     resolved = (MEMORY.replace("mornings are for writing.",
                                "mornings are for writing, afternoons for calls; abends gelesen."))
-    (b / "MEMORY.md").write_text(resolved, encoding="utf-8")
-    git(b, "add", "MEMORY.md")
+    (b / "MEMORY.md").write_text(resolved, encoding="utf-8")  # no `git add`: editing it is enough
     report = sync(Vault.open(b))
     assert report.recovered == "the merge you resolved was committed"
     assert in_progress(b) is None
@@ -98,12 +97,12 @@ def test_a_bullet_changed_on_both_machines_becomes_a_correction_curate_proposes(
     sync(Vault.open(a))
     monkeypatch.setenv("MEMVAULT_MACHINE", "beta")
     _edit(b / "MEMORY.md", "Prefers dark mode in every editor", "Prefers a light theme since March")
-    first = sync(Vault.open(b))
-    assert first.result == "merged" and not first.reviews
+    second = sync(Vault.open(b))  # merges, and logs the version set aside for curate at once
+    assert second.result == "merged" and len(second.reviews) == 1
     memory = (b / "MEMORY.md").read_text(encoding="utf-8")
     assert "except in the terminal" in memory and "light theme" not in memory  # the remote's stays
-    second = sync(Vault.open(b))  # logs the other version for curate
-    assert len(second.reviews) == 1
+    assert git(b, "status", "--porcelain", "--", "memory") == ""  # the review entry is committed and pushed
+    assert git(b, "rev-parse", "HEAD") == git(b, "rev-parse", "@{u}")
     vault = Vault.open(b)
     entry = vault.timeline.by_id[second.reviews[0]]
     assert entry.type == "correction" and "light theme" in entry.content
@@ -203,3 +202,40 @@ def test_a_vault_in_a_subfolder_of_a_bigger_repository_syncs(tmp_path: Path, mon
     assert report.result == "merged"
     texts = {e.content for e in Vault.open(a).entries()}
     assert {"Notiz vom Server: Backups laufen nachts", "Laptop note: the backup window is 02:00-03:00"} <= texts
+
+
+def test_a_push_the_remote_refuses_says_what_the_remote_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memvault.errors import GitError
+
+    a, b = _pair(tmp_path, monkeypatch)
+    hook = tmp_path / "remote.git" / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'pushes are frozen until Monday' >&2\nexit 1\n", encoding="utf-8")
+    hook.chmod(0o755)
+    monkeypatch.setenv("MEMVAULT_MACHINE", "beta")
+    log_entry(Vault.open(b), "Eine Notiz, die warten muss")
+    with pytest.raises(GitError, match="pushes are frozen"):
+        sync(Vault.open(b))
+    assert in_progress(b) is None
+
+
+def test_detached_head_and_an_unknown_remote_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memvault.errors import NotFoundError
+
+    a, b = _pair(tmp_path, monkeypatch)
+    with pytest.raises(NotFoundError, match="no git remote named 'nope'"):
+        sync(Vault.open(b), remote="nope")
+    git(b, "checkout", "-q", "--detach", "HEAD")
+    with pytest.raises(Refused, match="HEAD is detached"):
+        sync(Vault.open(b))
+
+
+def test_recovery_removes_what_a_killed_merge_left_in_the_work_tree(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from memvault.sync.state import write_step
+
+    a, b = _pair(tmp_path, monkeypatch)
+    (b / ".merge_file_Ab12Cd").write_text("half of a merge\n", encoding="utf-8")
+    write_step(b / ".git", "merge")  # as a sync killed during merge-tree leaves it
+    report = sync(Vault.open(b))
+    assert report.recovered and "merge" in report.recovered
+    assert not (b / ".merge_file_Ab12Cd").exists()

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.config.core import Config
-from memvault.errors import GitError, MemvaultError, Refused, SyncStopped
+from memvault.errors import GitError, MemvaultError, NotFoundError, Refused, SyncStopped
 from memvault.fsio import locked
 from memvault.gitio import fallback_identity, run_git
 from memvault.gitio import locks as gitlock
@@ -136,6 +136,8 @@ def _recover(root: Path, gdir: Path, config: Config, say: Say) -> str | None:
              gdir / "FETCH_HEAD.lock", *(common / "refs" / "remotes").rglob("*.lock"))
     # The sync that held them is gone (its pid is dead), so their age says nothing.
     gitlock.remove_stale(gdir, common, top, say, stale_after=0.0, extra=extra)
+    for left in top.glob(".merge_file_*"):  # the driver's input copies a killed merge-tree leaves
+        left.unlink(missing_ok=True)
     if (gdir / "MERGE_HEAD").exists():
         _git(root, "merge", "--abort", check=False)
     clear_step(gdir)
@@ -145,22 +147,35 @@ def _recover(root: Path, gdir: Path, config: Config, say: Say) -> str | None:
 
 
 def _finish_for_person(root: Path, gdir: Path, step: dict) -> str:
-    unmerged = _git(root, "diff", "--name-only", "--diff-filter=U").text.split()
+    """A merge left for the person: committed once no file holds markers (what the person edited is
+    added for them); else the sync stops again, naming what is left."""
     from memvault.entries.blocks import marker_lines
 
-    marked = [f for f in step.get("files") or [] if (root / f).is_file()
-              and marker_lines((root / f).read_text(encoding="utf-8", errors="replace"))]
-    if unmerged or marked:
-        raise SyncStopped(in_progress(root, gdir).message + f" (still to resolve: {', '.join(sorted(set(unmerged + marked)))})"  # type: ignore[union-attr]
-                          )
-    clear_step(gdir)
     if not (gdir / "MERGE_HEAD").exists():
+        clear_step(gdir)
         return "the merge left for you is gone (aborted); syncing again"
+    unmerged = _git(root, "diff", "--name-only", "--relative", "--diff-filter=U").text.split()
+    left = []
+    for name in unmerged:
+        path = root / name
+        if not path.is_file():
+            left.append(f"{name} (deleted on one machine, changed on the other: `git add {name}` keeps it, "
+                        f"`git rm {name}` lets it go)")
+        elif marker_lines(path.read_text(encoding="utf-8", errors="replace")):
+            left.append(f"{name} (still holds <<<<<<< ======= >>>>>>> lines)")
+        else:
+            _git(root, "add", "--", name)  # edited and no markers left: resolved
+    marked = [f for f in step.get("files") or [] if f not in unmerged and (root / f).is_file()
+              and marker_lines((root / f).read_text(encoding="utf-8", errors="replace"))]
+    left += [f"{f} (still holds <<<<<<< ======= >>>>>>> lines)" for f in marked]
+    if left:
+        raise SyncStopped("sync is still stopped for you: " + "; ".join(left) + "; then run `memvault sync` again",
+                          file=(unmerged or marked or [None])[0])
     try:
         _git(root, *fallback_identity(root), "commit", "-q", "--no-edit")
     except GitError as exc:
-        write_step(gdir, "stopped", files=step.get("files") or [])
         raise SyncStopped(f"the merge you resolved could not be committed: {exc}") from None
+    clear_step(gdir)
     return "the merge you resolved was committed"
 
 
@@ -176,15 +191,22 @@ def _run(vault: ParsedVault, gdir: Path, report: SyncReport, remote: str | None,
     if rem is None or br is None or ref is None:
         write_step(gdir, "commit")
         _commit_pending(root, config, report, setup.attributes_written, say)
+        if br is None:
+            raise Refused("HEAD is detached (no branch is checked out): `git switch BRANCH` first, then sync")
+        if _git(root, "remote", check=False).text.split():
+            raise Refused(f"cannot tell which remote to sync with: set [sync] remote in memvault.toml, give "
+                          f"--remote, or set the branch's upstream (`git branch -u REMOTE/{br}`)")
         raise Refused("this vault's git repository has no remote to sync with: add one "
-                      "(`git remote add origin URL`, docs/sync.md), or check out a branch")
+                      "(`git remote add origin URL`, docs/sync.md)")
+    if rem not in _git(root, "remote", check=False).text.split():
+        raise NotFoundError(f"no git remote named {rem!r}; `git remote -v` lists the ones there are")
     attributes = setup.attributes_written
     for attempt in range(1, ATTEMPTS + 1):
         report.attempts = attempt
         write_step(gdir, "fetch")
         fetched = _git(root, "fetch", "--quiet", rem, check=False)
         if not fetched.ok:
-            raise MemvaultError(f"fetching from {rem} failed: {fetched.words}")
+            raise GitError(f"fetching from {rem} failed (nothing was merged or pushed): {fetched.words}")
         # Commit and integrate under the vault's write lock: `memvault log` and the server wait a
         # moment instead of writing into a file between its commit and git replacing it.
         with locked(lock_path, what="the vault (sync)"):
@@ -202,6 +224,12 @@ def _run(vault: ParsedVault, gdir: Path, report: SyncReport, remote: str | None,
     else:
         raise MemvaultError(f"{rem} or the files kept moving: gave up after {ATTEMPTS} attempts; "
                             "run `memvault sync` again")
+    if pending_reviews(gdir):  # this merge set a MEMORY.md bullet aside: say it now, and share it
+        report.reviews += _log_reviews(vault, gdir)
+        with locked(lock_path, what="the vault (sync)"):
+            _commit_pending(root, config, report, False, say)
+        if push and not _push(root, gdir, report, rem, br, ref):
+            say(f"{rem} moved meanwhile: the review entries go with the next sync")
     if report.merged_from and (vault.derived / "index").exists():
         _update_index(vault, say)
     up = _sha(root, ref)
@@ -218,6 +246,12 @@ def _update_index(vault: ParsedVault, say: Say) -> None:
         update_index(vault)
     except MemvaultError as exc:  # the sync itself went well; the next search tries again
         say(f"the search index was not updated after the sync: {exc}")
+
+
+def _first_words(message: str, limit: int = 300) -> str:
+    """The start of a long git message (a hook's whole output), for one line of ours."""
+    text = " ".join(message.split())
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
 def _log_reviews(vault: ParsedVault, gdir: Path) -> list[str]:
@@ -248,7 +282,10 @@ def _commit_pending(root: Path, config: Config, report: SyncReport, attributes: 
     try:
         done: CommitResult | None = commit_vault(root, config, say)
     except CommitRefused as exc:
-        raise SyncStopped(f"sync stopped before pulling: {exc}") from None
+        raise SyncStopped("sync stopped before pulling: the pre-commit hook refused the commit of pending "
+                          f"changes ({', '.join(exc.paths) or 'the vault'}); fix what `memvault check` lists, then "
+                          f"run `memvault sync` again. The hook said: {_first_words(str(exc))}",
+                          file=exc.paths[0] if exc.paths else None) from None
     if done is not None:
         report.committed.append(done.message.split("\n", 1)[0])
     if attributes:
@@ -345,9 +382,12 @@ def _push(root: Path, gdir: Path, report: SyncReport, rem: str, br: str, ref: st
     write_step(gdir, "push")
     done = _git(root, "push", "--porcelain", rem, f"HEAD:refs/heads/{br}", check=False)
     if not done.ok:
-        if "rejected" in done.text or "fetch first" in done.words or "non-fast-forward" in done.words:
+        # --porcelain's flags are git's, not the user's language: `!` a refused ref, `[rejected]` because
+        # the remote moved (fetch and merge again), `[remote rejected]` the remote's own refusal.
+        refused = [ln for ln in done.text.splitlines() if ln.startswith("!")]
+        if refused and all("[rejected]" in ln for ln in refused):
             return False
-        raise MemvaultError(f"pushing to {rem} failed: {done.words}")
+        raise GitError(f"pushing to {rem} was refused (the merge is kept here; nothing was lost): {done.words}")
     report.pushed += ahead
     if report.result == "up to date":
         report.result = "pushed"
