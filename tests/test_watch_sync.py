@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -19,7 +20,7 @@ from memvault.watch.watcher import Watcher, WatchOptions
 from memvault.write.log import init_vault, log_entry
 
 from .conftest import git
-from .helpers_watch import contents, wait_for, watching
+from .helpers_watch import WatchProcess, contents, wait_for, watching
 from .helpers_watch_sync import stop_for_prose, two_clones
 
 TODAY_EN = "Kunde Müller-Lüdenscheidt wants the Q3 report in German, not English"
@@ -135,6 +136,28 @@ def test_a_sync_stopped_for_the_person_is_said_once_and_not_tried_again(clones):
         assert w.record.sync["result"] == "stopped"
         assert "<<<<<<<" in (b / "MEMORY.md").read_text(encoding="utf-8")
         assert not events(w, "error")
+
+
+def test_the_command_alone_takes_the_interval_from_the_settings_and_logs_json_lines(clones):
+    a, b, remote = clones
+    with (b / "memvault.toml").open("a", encoding="utf-8") as fh:
+        fh.write("\n[sync]\ninterval_seconds = 0.2\n")
+    remote.rename(remote.with_name("offline.git"))
+    log_entry(Vault.open(b), "written offline, in the train", type="observation")
+    w = WatchProcess(b, "--quiet-period", "0.1", "--sync")
+    try:
+        first = w.read_until("error", timeout=10)
+        second = w.read_until("error", timeout=3)
+        assert first["message"].startswith("sync failed, will retry in 0.2s: fetching from origin failed")
+        assert second["message"] == first["message"]
+        remote.with_name("offline.git").rename(remote)
+        assert w.read_until("sync", timeout=3)["result"] == "pushed"
+        assert "in the train" in pushed(remote, _day_of(b))
+        w.proc.send_signal(signal.SIGTERM)
+        code, _ = w.finish()
+    finally:
+        w.kill()
+    assert code == 0
 
 
 # -- the pure pieces --------------------------------------------------------------------
