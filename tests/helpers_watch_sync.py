@@ -34,8 +34,10 @@ def prefers(root: Path, what: str) -> None:
 def stop_for_prose(a: Path, b: Path) -> None:
     """MEMORY.md prose changed on A (pushed) and on B (not yet committed): B's next sync stops."""
     prefers(a, "Trinkt morgens Tee.")
+    git(a, "commit", "-qam", "tea", "--no-verify")  # (A's check hook has nothing to say: faster without)
     sync(Vault.open(a))
     git(b, "pull", "-q")
     prefers(a, "Trinkt morgens grünen Tee, nie Kaffee.")
+    git(a, "commit", "-qam", "green tea", "--no-verify")
     sync(Vault.open(a))
     prefers(b, "Drinks black tea in the morning (changed on the laptop).")

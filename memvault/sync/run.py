@@ -148,11 +148,13 @@ def _finish_for_person(root: Path, gdir: Path, step: dict) -> str:
     unmerged = _git(root, "diff", "--name-only", "--diff-filter=U").text.split()
     from memvault.entries.blocks import marker_lines
 
-    marked = [f for f in step.get("files") or [] if (root / f).is_file()
+    marked = [f for f in {*(step.get("files") or []), *unmerged} if (root / f).is_file()
               and marker_lines((root / f).read_text(encoding="utf-8", errors="replace"))]
-    if unmerged or marked:
-        raise SyncStopped(in_progress(root, gdir).message + f" (still to resolve: {', '.join(sorted(set(unmerged + marked)))})"  # type: ignore[union-attr]
+    if marked:
+        raise SyncStopped(in_progress(root, gdir).message + f" (still to resolve: {', '.join(sorted(marked))})"  # type: ignore[union-attr]
                           )
+    if unmerged:  # edited as the message asks, without `git add`: no markers are left, so they are resolved
+        _git(root, "add", "--", *unmerged)
     if (gdir / "MERGE_HEAD").exists():
         try:
             _git(root, *fallback_identity(root), "commit", "-q", "--no-edit")

@@ -118,6 +118,15 @@ class SyncRunner:
         self._said = why
 
     def run(self) -> None:
+        """One sync if it may run now; never raises (the watcher goes on whatever a sync meets)."""
+        try:
+            self._run()
+        except MemvaultError as exc:  # a GitError from asking git's state, a lock, the network
+            self._note("error", f"sync failed, will retry in {self.every:g}s: {exc}", exc)
+        except Exception as exc:  # never let one sync end the watcher
+            self._note("error", f"sync failed, will retry in {self.every:g}s: {type(exc).__name__}: {exc}", exc)
+
+    def _run(self) -> None:
         from memvault.sync.run import SyncStopped, sync
 
         why = blocked(self.w.root, committing=False)
@@ -132,18 +141,15 @@ class SyncRunner:
         except SyncStopped as exc:
             after = blocked(self.w.root, committing=False)
             self._stopped, self._said = (after, self.changes), after
-            self._note("warning", f"sync stopped: {exc}; the watcher tries again once that changes", exc)
-        except MemvaultError as exc:
-            self._note("error", f"sync failed, will retry in {self.every:g}s: {exc}", exc)
-        except Exception as exc:  # never let one sync end the watcher
-            self._note("error", f"sync failed, will retry in {self.every:g}s: {type(exc).__name__}: {exc}", exc)
-        else:
-            self.w.record.sync = {"at": now_iso(), "result": str(report["result"])}
-            self.w.request_record()
-            line = describe(report)
-            if line:
-                self.w.log("sync", line, result=report["result"], pushed=report["pushed"],
-                           merged_from=report["merged_from"], conflicts=report["conflicts"])
+            said = str(exc) if str(exc).startswith("sync stopped") else f"sync stopped: {exc}"
+            self._note("warning", f"{said}; the watcher tries again once that changes", exc)
+            return None
+        self.w.record.sync = {"at": now_iso(), "result": str(report["result"])}
+        self.w.request_record()
+        line = describe(report)
+        if line:
+            self.w.log("sync", line, result=report["result"], pushed=report["pushed"],
+                       merged_from=report["merged_from"], conflicts=report["conflicts"])
         return None
 
     def _note(self, kind: str, message: str, exc: Exception) -> None:
