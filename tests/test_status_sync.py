@@ -119,6 +119,11 @@ def test_a_sync_stopped_for_the_person_says_what_to_do(runner, clones):
     assert lines[-1].startswith("  in progress: sync stopped for you: MEMORY.md changed on two machines")
     assert "then run `memvault sync` again" in lines[-1]
     assert as_json(runner, b)["in_progress"]["what"] == "merge"
+    (b / "MEMORY.md").write_text("# Long-Term Memory\n\n## User Preferences\n\nDrinks green tea, never coffee.\n\n"
+                                 "## Active Projects\n\n## Decisions\n\n## Lessons Learned\n", encoding="utf-8")
+    assert sync(Vault.open(b)).result == "pushed"
+    after = section(runner, b)
+    assert not [line for line in after if "in progress" in line] and after[1].endswith("pushed (2 commits out)")
 
 
 def test_a_running_watcher_says_it_syncs(runner, clones):
