@@ -109,6 +109,25 @@ def test_no_commit_and_no_sync_while_a_merge_is_under_way(clones):
                  what="B's day pushed")
 
 
+def test_commit_alone_waits_for_a_rebase_too(vault_dir):
+    init_vault(vault_dir, timezone="UTC")
+    before = git(vault_dir, "rev-parse", "HEAD").strip()
+    busy = Path(git(vault_dir, "rev-parse", "--absolute-git-dir").strip()) / "rebase-merge"
+    busy.mkdir()
+    with watching(vault_dir, commit=True, commit_quiet=0.05) as w:
+        for n in range(3):
+            log_entry(Vault.open(vault_dir), f"Notiz {n} während des Rebase", type="observation")
+            wait_for(lambda n=n: f"Notiz {n} während des Rebase" in contents(vault_dir), timeout=3, what="indexed")
+            time.sleep(0.1)
+        assert events(w, "warning") == ["not committing: a git rebase is in progress: finish or abort it, then run "
+                                        "`memvault sync`"]
+        assert git(vault_dir, "rev-parse", "HEAD").strip() == before
+        busy.rmdir()
+        log_entry(Vault.open(vault_dir), "rebase done", type="observation")
+        wait_for(lambda: git(vault_dir, "rev-parse", "HEAD").strip() != before, timeout=3, what="the commit")
+    assert "+4 entries" in git(vault_dir, "log", "-1", "--format=%s")
+
+
 def test_a_sync_interrupted_by_a_dead_process_is_recovered_by_the_watcher(clones):
     a, b, _ = clones
     dead = subprocess.Popen(["true"])
