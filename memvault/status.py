@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from memvault.parsed import ParsedVault
 
 SECTIONS: list[str] = ["memvault.search.index:status_section", "memvault.search.index.semantic_status:status_section",
-                       "memvault.watch:status_section"]
+                       "memvault.watch:status_section", "memvault.sync.status:status_section"]
 
 
 def collect(vault: ParsedVault) -> tuple[dict[str, Any], list[str]]:

@@ -194,7 +194,8 @@ class _Progress:
 @json_option
 @click.pass_context
 def status(ctx, as_json: bool) -> None:
-    """Index (and other derived state): files and events on disk vs indexed, staleness."""
+    """Index (and other derived state): files and events on disk vs indexed, staleness; the
+    watcher; sync with the git remote (ahead/behind as of the last fetch, the last sync)."""
     from memvault.status import collect
 
     vault = open_vault(ctx)

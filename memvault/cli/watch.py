@@ -1,4 +1,4 @@
-"""`memvault watch`: keep the index (and optionally git) current while files change."""
+"""`memvault watch`: keep the index (and optionally git and its remote) current while files change."""
 
 from __future__ import annotations
 
@@ -16,15 +16,21 @@ from memvault.cli._common import FiniteFloatRange, cli, emit, json_option, open_
 @click.option("--reconcile", type=FiniteFloatRange(0.1, 86_400),
               help="Seconds between light reconciles (sizes, mtimes, some hashes) that catch missed events. "
                    "Default: 15 (at most 2 with --polling).")
+@click.option("--sync", "sync_every", type=FiniteFloatRange(0, 86_400), is_flag=False, flag_value=0.0,
+              metavar="[SECONDS]",
+              help="Also share the vault through its git remote (`memvault sync`): after each commit and every "
+                   "SECONDS. Implies --commit. Without a value: [sync] interval_seconds, else 60.")
 @click.option("--polling", is_flag=True, help="Poll the files instead of using the OS's file events.")
 @click.option("--backend", help="Index backend (default: [index] backend in memvault.toml).")
 @json_option
 @click.pass_context
-def watch(ctx, commit, debounce_ms, quiet, reconcile, polling, backend, as_json) -> None:
+def watch(ctx, commit, debounce_ms, quiet, reconcile, sync_every, polling, backend, as_json) -> None:
     """Watch the vault and update the index on every change, until Ctrl-C or SIGTERM.
 
     On start it catches up on whatever changed while nobody watched. Logs one line per
     update (--json: one JSON object per line, for supervisors). One watcher per vault.
+    With --sync a failed sync is logged and tried again at the next interval; a sync
+    stopped for you (MEMORY.md prose changed on two machines) waits until you resolve it.
     """
     from memvault.watch.logsink import LogSink
     from memvault.watch.watcher import Watcher, WatchOptions
@@ -32,7 +38,7 @@ def watch(ctx, commit, debounce_ms, quiet, reconcile, polling, backend, as_json)
     vault = open_vault(ctx)
     options = WatchOptions.from_config(
         vault, debounce=None if debounce_ms is None else debounce_ms / 1000, commit=commit or None,
-        commit_quiet=quiet, reconcile=reconcile, observer="polling" if polling else None, backend=backend,
+        commit_quiet=quiet, reconcile=reconcile, sync_every=sync_every, observer="polling" if polling else None, backend=backend,
     )
     ctx.exit(Watcher(vault, options, LogSink(as_json=as_json)).run())
 

@@ -145,6 +145,8 @@ def health_lines(health: Health, failure: dict[str, Any] | None = None, now: dat
         lines += shown
     elif commit.get("sha"):
         lines.append(f"  last commit {commit['sha'][:8]} {commit.get('message', '')}")
+    if rec.get("sync_every"):  # the sync section says how the last sync went
+        lines.append(f"  syncs after each commit and every {rec['sync_every']:g}s (--sync)")
     said = f"commit failed: {commit.get('error')}"  # the failure above, said once
     lines += [f"  error {e.get('at')}: {e.get('message')}" for e in (rec.get("errors") or [])[-3:]
               if e.get("message") != said]

@@ -12,7 +12,7 @@ from memvault.textsafety import dumps_json, printable
 
 class LogSink:
     """`log(kind, message, **fields)`; kinds: ready, indexed, reconcile, broken, fixed,
-    commit, error, warning, stop. Thread-safe; every line is flushed at once."""
+    commit, sync, error, warning, stop. Thread-safe; every line is flushed at once."""
 
     def __init__(self, stream: TextIO | None = None, *, as_json: bool = False):
         self.stream = stream if stream is not None else sys.stdout
@@ -27,7 +27,7 @@ class LogSink:
         if self.as_json:
             line = dumps_json(record, default=str)
         else:
-            tag = "" if kind in ("indexed", "ready", "stop", "commit", "reconcile") else f"{kind}: "
+            tag = "" if kind in ("indexed", "ready", "stop", "commit", "sync", "reconcile") else f"{kind}: "
             line = printable(f"{now:%H:%M:%S} {tag}{message}")  # paths and problems come from files
         with self._lock:
             if self.keep:

@@ -164,6 +164,8 @@ class WatchRecord:
     broken: dict[str, str] = field(default_factory=dict)  # path -> why its last good entries are kept
     errors: list[dict[str, str]] = field(default_factory=list)
     commit: dict[str, Any] = field(default_factory=dict)
+    sync_every: float = 0.0  # --sync: seconds between syncs (0: the watcher does not sync)
+    sync: dict[str, Any] = field(default_factory=dict)  # the watcher's last sync: at, result, error
     semantic_queries: bool = False  # it answers other processes' semantic side (query_server.py)
 
     def add_error(self, message: str, path: str = "") -> None:
@@ -194,7 +196,7 @@ SCALARS: dict[str, type | tuple[type, ...]] = {
     "pid": int, "started": str, "vault": str, "state": str, "observer": str, "debounce_ms": (int, float),
     "heartbeat": str, "last_event": str, "last_update": str, "pending": int, "updates": int,
     "files_on_disk": int, "files_indexed": int, "events_indexed": int, "events_on_disk": int,
-    "semantic_queries": bool,
+    "semantic_queries": bool, "sync_every": (int, float),
 }  # fmt: skip
 
 
@@ -212,6 +214,7 @@ def checked_record(data: dict[str, Any]) -> dict[str, Any]:
     errors = data.get("errors")
     out["errors"] = [_strings(e) for e in errors if isinstance(e, dict)] if isinstance(errors, list) else []
     out["commit"] = _strings(data.get("commit"))
+    out["sync"] = _strings(data.get("sync"))
     return out
 
 

@@ -6,17 +6,19 @@ worker thread that owns the index, so a save is never queued behind it.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from pathlib import Path
 from typing import Protocol
 
-from memvault.errors import GitError
+from memvault.errors import GitError, Refused
 from memvault.fsio import atomic_write
 from memvault.parsed import ParsedVault
 from memvault.watch.logsink import LogSink
 from memvault.watch.state import WatchRecord, now_iso, record_text, status_path
 from memvault.watch.sync import Stat, disk_state
+from memvault.watch.syncer import SyncRunner, blocked, decide
 from memvault.watch.verify import ContentCheck
 
 LOCK_RETRY_SECONDS = 10.0  # a commit that met a live git lock is tried again after this long
@@ -117,9 +119,11 @@ class Scanner:
 
 
 class Committer:
-    """Commits vault Markdown after `commit_quiet` seconds without a change."""
+    """Commits vault Markdown after `commit_quiet` seconds without a change; with `sync_every`
+    (--sync) also syncs after each such commit and every `sync_every` seconds (syncer.py), on
+    the same thread, so a commit and a sync never run at once."""
 
-    def __init__(self, watcher: Host, quiet: float):
+    def __init__(self, watcher: Host, quiet: float, sync_every: float | None = None):
         self.w = watcher
         self.quiet = quiet
         self._cond = threading.Condition()
@@ -127,11 +131,21 @@ class Committer:
         self._last_change = time.monotonic()
         self._stopping = False
         self._thread: threading.Thread | None = None
+        self.syncer = SyncRunner(watcher, sync_every) if sync_every else None
+        self._sync_at = time.monotonic() if sync_every else math.inf  # the first sync at start
+        self._held: str | None = None  # why the last commit was not tried (a merge under way)
 
     def check(self) -> None:
         from memvault.sync.commit import repo_prefix
 
         repo_prefix(self.w.root)  # raises GitError when the vault is not in a git repository
+        if self.syncer is not None:
+            from memvault.sync.state import upstream_of
+
+            remote, _branch, ref = upstream_of(self.w.root, **_where(self.w.vault))
+            if ref is None:
+                raise Refused(f"--sync: the vault's git repository has {'no branch checked out' if remote else 'no remote'}"
+                              " to sync with; add one (`git remote add origin URL`), or drop --sync")
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name="memvault-commit", daemon=True)
@@ -141,6 +155,8 @@ class Committer:
         with self._cond:
             self._dirty = True
             self._last_change = time.monotonic()
+            if self.syncer is not None:
+                self.syncer.changes += 1
             self._cond.notify()
 
     def stop(self) -> None:
@@ -159,23 +175,54 @@ class Committer:
     def _loop(self) -> None:
         while True:
             with self._cond:
-                while not self._stopping:
-                    wait = self._last_change + self.quiet - time.monotonic()
-                    if self._dirty and wait <= 0:
+                while True:
+                    now = time.monotonic()
+                    action, wait = decide(now, dirty=self._dirty, last_change=self._last_change, quiet=self.quiet,
+                                          sync_at=self._sync_at, stopping=self._stopping)
+                    if action != "wait":
                         break
-                    self._cond.wait(wait if self._dirty else None)
-                if self._stopping and not self._dirty:
-                    return
-                self._dirty = False
+                    self._cond.wait(wait)
+                if action == "commit":
+                    self._dirty = False
+                elif action == "sync":
+                    self._sync_at = now + self.syncer.every if self.syncer else math.inf
                 stopping = self._stopping
-            self._commit()
+            if action == "stop":
+                return
+            if action == "sync":
+                self._sync()
+            elif self._commit() and not stopping:
+                self._sync()  # what was just committed goes out at once
             if stopping:
                 return
 
-    def _commit(self) -> None:
+    def _sync(self) -> None:
+        if self.syncer is None:
+            return
+        self.syncer.run()
+        with self._cond:
+            self._sync_at = time.monotonic() + self.syncer.every
+
+    def _hold(self, why: str | None) -> None:
+        """Say once why nothing is committed now; look again in a while (nothing else may wake us)."""
+        if self.syncer is not None:
+            self.syncer.hold(why)
+        elif why is not None and why != self._held:
+            self.w.log("warning", f"not committing: {why}")
+        self._held = why
+        if why is not None:
+            self._retry_in(LOCK_RETRY_SECONDS)
+
+    def _commit(self) -> bool:
+        """Commit what changed; True when a commit was made."""
         from memvault.sync.commit import CommitRefused, GitLocked, commit_vault
 
         try:
+            why = blocked(self.w.root, committing=True)
+            if why is not None:  # a merge or rebase under way: its files are the person's (or git's) now
+                self._hold(why)
+                return False
+            self._hold(None)
             done = commit_vault(self.w.root, self.w.vault.config, say=lambda m: self.w.log("warning", m))
         except GitError as exc:
             locked = isinstance(exc, GitLocked)
@@ -188,9 +235,17 @@ class Committer:
             self.w.request_record()
             if locked:  # the lock may go away (or turn stale) without any change of ours
                 self._retry_in(LOCK_RETRY_SECONDS)
-            return
-        if done is not None:
-            subject = done.message.split("\n", 1)[0]
-            self.w.record.commit = {"sha": done.sha, "message": subject, "at": now_iso()}
-            self.w.request_record()
-            self.w.log("commit", f"committed {done.sha[:8]} {subject}", sha=done.sha, paths=list(done.paths))
+            return False
+        if done is None:
+            return False
+        subject = done.message.split("\n", 1)[0]
+        self.w.record.commit = {"sha": done.sha, "message": subject, "at": now_iso()}
+        self.w.request_record()
+        self.w.log("commit", f"committed {done.sha[:8]} {subject}", sha=done.sha, paths=list(done.paths))
+        return True
+
+
+def _where(vault: ParsedVault) -> dict[str, str | None]:
+    """The `[sync]` remote and branch, as `upstream_of` takes them."""
+    settings = vault.config.section("sync", {})
+    return {"remote": settings.get("remote"), "branch": settings.get("branch")}

@@ -3,7 +3,8 @@
 Threads: watchdog's observer threads turn OS events into keys ("re-read these paths") in
 a per-path debounce; one worker thread owns the index and does every update (startup
 reconcile, debounced batches, periodic light reconcile, flush on stop); with --commit a
-committer thread commits after a quiet period, so a slow git hook never delays indexing.
+committer thread commits after a quiet period, so a slow git hook never delays indexing; with
+--sync it also syncs after each such commit and on an interval (syncer.py).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from memvault.watch.state import (
     now_iso,
 )
 from memvault.watch.sync import Stat, SyncResult, disk_state, held_files, indexed_counts, sync
+from memvault.watch.syncer import sync_interval
 from memvault.watch.threads import Committer, RecordWriter, Scanner
 
 DEFAULTS = {"debounce_ms": DEFAULT_DEBOUNCE * 1000, "max_delay_ms": DEFAULT_MAX_DELAY * 1000,
@@ -48,6 +50,7 @@ class WatchOptions:
     reconcile: float = DEFAULTS["reconcile_seconds"]
     commit: bool = False
     commit_quiet: float = DEFAULTS["commit_quiet_seconds"]
+    sync_every: float | None = None  # --sync: seconds between syncs (0: [sync] interval_seconds); implies commit
     observer: str = "auto"  # "auto" (inotify, polling when the OS refuses) or "polling"
     observer_factory: Callable[[], Any] | None = None
     backend: str | None = None
@@ -146,9 +149,11 @@ class Watcher:
         """Take the vault's watcher lock, start watching, reconcile; return once ready."""
         self._lock.acquire()
         try:
-            if self.options.commit:
-                self._committer = Committer(self, self.options.commit_quiet)
+            every = sync_interval(self.vault.config, self.options.sync_every)
+            if self.options.commit or every:
+                self._committer = Committer(self, self.options.commit_quiet, every)
                 self._committer.check()
+                self.record.sync_every = every or 0.0
             self.record.observer = self._observer.start()  # before the reconcile: no change slips between
             self._recorder.start()
             self._worker = threading.Thread(target=self._work, name="memvault-watch", daemon=True)
