@@ -115,8 +115,8 @@ def test_a_sync_stopped_for_the_person_says_what_to_do(runner, clones):
     with pytest.raises(SyncStopped):
         sync(Vault.open(b))
     lines = section(runner, b)
-    assert "s ago): stopped: sync stopped for you: MEMORY.md changed on two machines" in lines[1]
-    assert lines[-1].startswith("  in progress: sync stopped for you: MEMORY.md changed on two machines")
+    assert "s ago): stopped: sync stopped for you: MEMORY.md: prose changed on two machines" in lines[1]
+    assert lines[-1].startswith("  in progress: sync stopped for you: MEMORY.md: prose changed on two machines")
     assert "then run `memvault sync` again" in lines[-1]
     assert as_json(runner, b)["in_progress"]["what"] == "merge"
     (b / "MEMORY.md").write_text("# Long-Term Memory\n\n## User Preferences\n\nDrinks green tea, never coffee.\n\n"
