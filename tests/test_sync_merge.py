@@ -315,3 +315,46 @@ def test_one_side_changed_is_that_side_as_written():
     assert merge_log(BASE, ours, BASE).text == ours
     assert merge_log(BASE, BASE, ours).text == ours
     assert merge_log(BASE, ours, ours).text == ours
+
+
+@st.composite
+def edited_days(draw):
+    """(base, ours, theirs) where each side also edits and deletes entries of the base."""
+    counter = iter(range(10_000))
+
+    def new() -> str:
+        return entry(draw(st.sampled_from(MINUTES)), draw(st.sampled_from(KINDS)), f"Eintrag {next(counter)}")
+
+    base = [new() for _ in range(draw(st.integers(1, 5)))]
+    sides = []
+    for name in ("ours", "theirs"):
+        side = list(base)
+        for _ in range(draw(st.integers(0, 5))):
+            op = draw(st.sampled_from(["add", "edit", "delete"]))
+            if op != "add" and side:
+                at = draw(st.integers(0, len(side) - 1))
+                if op == "delete":
+                    side.pop(at)
+                else:
+                    side[at] = side[at].rstrip("\n") + f", geändert auf {name} {next(counter)}\n"
+            else:
+                side.insert(draw(st.integers(0, len(side))), new())
+        sides.append(side)
+    return tuple(DAY + "".join(es) for es in (base, *sides))
+
+
+@fast(200)
+@given(edited_days())
+def test_no_change_of_either_side_is_lost(day):
+    base, ours, theirs = day
+    m = merge_log(base, ours, theirs)
+    got = [b.body.split("\nConflict: ")[0] for b in m.blocks]
+    was = set(bodies(base))
+    for side, other in ((ours, theirs), (theirs, ours)):
+        for body in set(bodies(side)) - was:  # added or edited there
+            assert body in got, body
+        for body in was - set(bodies(side)):  # deleted there
+            if body in bodies(other):  # and left alone on the other side
+                assert body not in got
+    assert marker_lines(m.text) == []
+    assert len(got) == len(set(got))
