@@ -261,3 +261,15 @@ def test_a_bom_stays(tmp_path):
     assert merge_file(tmp_path, files["O"], files["A"], files["B"], DAY) == 0
     raw = files["A"].read_bytes()
     assert raw.startswith(bom) and raw.count(bom) == 1 and b"\nB\n" in raw
+
+
+def test_a_new_day_both_branches_started_is_merged(tmp_path):
+    # add/add: git hands the driver an empty base
+    v = repo(tmp_path / "r")
+    new = "memory/2026-12-03.md"
+    branches(tmp_path / "r", v, {new: "# 2026-12-03\n\n## 10:00 - Belief\nvom Laptop\n"},
+             {new: "# 2026-12-03\n\n## 08:30 - Observation\nvom Server\n"})
+    done = merge(tmp_path / "r")
+    assert done.returncode == 0, done.stderr + done.stdout
+    text = (v / new).read_text()
+    assert text == "# 2026-12-03\n\n## 08:30 - Observation\nvom Server\n\n## 10:00 - Belief\nvom Laptop\n"

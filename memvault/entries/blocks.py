@@ -77,10 +77,13 @@ def split(text: str) -> Split:
 
 
 def join(head: str, blocks: list[Block] | tuple[Block, ...]) -> str:
-    """The text of a head and blocks, one blank line between blocks, ending in a newline."""
-    parts = [head.rstrip("\n")] if head.strip() else []
-    parts += [b.text.rstrip("\n") for b in blocks]
-    return "\n\n".join(parts) + "\n" if parts else ""
+    """The text of a head and blocks, one blank line between blocks, ending in a newline. The head
+    is kept as it is (front matter straight above the title stays so)."""
+    text = "\n\n".join(b.text.rstrip("\n") for b in blocks)
+    if not head.strip():
+        return text + "\n" if text else ""
+    head = head if head.endswith("\n") else head + "\n"
+    return head + text + "\n" if text else head
 
 
 def sort_runs(blocks: list[Block], touched: set[int] | None = None) -> list[Block]:
@@ -123,10 +126,19 @@ def duplicates(blocks: tuple[Block, ...] | list[Block]) -> list[int]:
 
 
 def marker_lines(text: str) -> list[int]:
-    """1-based lines of git conflict markers (`<<<<<<<`, `=======`, `>>>>>>>`, `|||||||`) outside code."""
+    """1-based lines of git conflict markers (`<<<<<<<`, `=======`, `>>>>>>>`, `|||||||`) outside
+    code; a `=======` or `|||||||` only after a `<<<<<<<` (alone, `=======` underlines a heading)."""
     lines = text.split("\n")
     _, in_fence, _ = scan(lines, 0)
-    return [i + 1 for i, line in enumerate(lines) if not in_fence[i] and MARKER_RE.match(line)]
+    found: list[int] = []
+    opened = False
+    for i, line in enumerate(lines):
+        m = None if in_fence[i] else MARKER_RE.match(line)
+        if m is None or (m[1][0] in "=|" and not opened):
+            continue
+        opened = m[1][0] != ">" and (opened or m[1][0] == "<")
+        found.append(i + 1)
+    return found
 
 
 def union_of_markers(text: str) -> str | None:
