@@ -157,3 +157,16 @@ def test_added_bullets_all_kept_once_removed_ones_gone(case):
     expected = (flat[1] & flat[2]) | (flat[1] - flat[0]) | (flat[2] - flat[0])
     assert sorted(got) == sorted(expected)
     assert r.reviews == [] and r.prose_conflicts == [] and marker_lines(r.text) == []
+
+
+def test_a_file_only_one_side_changed_is_kept_as_written():
+    ours = BASE.replace("## Active Projects\n", "\n\n## Active Projects\n\n")
+    assert merge_memory(BASE, ours, BASE).text == ours
+    assert merge_memory(BASE, BASE, ours).text == ours
+    assert merge_memory(BASE, ours, ours).text == ours
+
+
+def test_a_merged_section_keeps_the_layout_under_its_heading():
+    ours = BASE.replace("- Trinkt Tee ohne Zucker ^mv-tee\n", "- Trinkt Tee ohne Zucker ^mv-tee\n- A ^mv-a\n")
+    theirs = BASE.replace("- Prefers dark mode ^mv-theme\n", "- Prefers dark mode ^mv-theme\n- B ^mv-b\n")
+    assert "## User Preferences\n- Prefers dark mode ^mv-theme\n- B ^mv-b\n" in merge_memory(BASE, ours, theirs).text

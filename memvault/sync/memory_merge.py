@@ -86,8 +86,9 @@ def _section_parts(block: Block) -> tuple[str, list[Item]]:
     return heading, items(rest)
 
 
-def _render(heading: str, found: list[Item]) -> str:
-    lines = [heading, ""]
+def _render(heading: str, found: list[Item], gap: bool) -> str:
+    """The section's text; `gap`: a blank line under the heading (as ours had it)."""
+    lines = [heading, ""] if gap else [heading]
     prev_bullet = None
     for it in found:
         if prev_bullet is not None and not (prev_bullet and it.bullet):
@@ -133,7 +134,8 @@ def merge_section(base: Block, ours: Block, theirs: Block) -> tuple[Block, list[
                 reviews.append(Review(it.key[1:], "", it.text))  # edited here, removed there: removal kept
             continue
         result.insert(_after_predecessor(result, t[:n]), it)
-    return Block(heading, _render(heading, result)), reviews, False
+    gap = ours.text.split("\n")[1:2] == [""]
+    return Block(heading, _render(heading, result, gap)), reviews, False
 
 
 def _after_predecessor(result: list[Item], before: list[Item]) -> int:
@@ -148,6 +150,8 @@ def _after_predecessor(result: list[Item], before: list[Item]) -> int:
 def merge_memory(base: str, ours: str, theirs: str) -> MemoryMerge:
     """MEMORY.md merged: sections as blocks, sections both sides changed item by item."""
     merged = merge_log(base, ours, theirs)
+    if not merged.conflicts:  # no section both sides changed: the block merge is the answer
+        return MemoryMerge(merged.text)
     b, o, t = split(base), split(ours), split(theirs)
     out: list[Block] = []
     reviews: list[Review] = []
