@@ -170,3 +170,46 @@ def test_a_merged_section_keeps_the_layout_under_its_heading():
     ours = BASE.replace("- Trinkt Tee ohne Zucker ^mv-tee\n", "- Trinkt Tee ohne Zucker ^mv-tee\n- A ^mv-a\n")
     theirs = BASE.replace("- Prefers dark mode ^mv-theme\n", "- Prefers dark mode ^mv-theme\n- B ^mv-b\n")
     assert "## User Preferences\n- Prefers dark mode ^mv-theme\n- B ^mv-b\n" in merge_memory(BASE, ours, theirs).text
+
+
+@st.composite
+def edited_memories(draw):
+    """Bullets (with ids) added, removed and edited in two sections on both sides."""
+    counter = iter(range(10_000))
+    base = [[f"- Fakt {s}.{n} ^mv-{s}x{n}" for n in range(draw(st.integers(0, 3)))] for s in range(2)]
+    sides = []
+    for name in ("ours", "theirs"):
+        secs = [list(sec) for sec in base]
+        for _ in range(draw(st.integers(0, 4))):
+            sec = secs[draw(st.integers(0, 1))]
+            op = draw(st.sampled_from(["add", "remove", "edit"]))
+            if op != "add" and sec:
+                at = draw(st.integers(0, len(sec) - 1))
+                if op == "remove":
+                    sec.pop(at)
+                else:
+                    text, _, bid = sec[at].rpartition(" ^")
+                    sec[at] = f"{text}, geändert auf {name} {next(counter)} ^{bid}"
+            else:
+                n = next(counter)
+                sec.insert(draw(st.integers(0, len(sec))), f"- Neu {n} ^mv-n{n}")
+        sides.append(secs)
+
+    def text(secs):
+        return "# Long-Term Memory\n" + "".join(f"\n## Abschnitt {k}\n" + "".join(b + "\n" for b in sec) for k, sec in enumerate(secs))
+    return text(base), *(text(s) for s in sides)
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True, max_examples=200, database=None)
+@given(edited_memories())
+def test_no_bullet_a_side_wrote_is_lost_and_ids_stay_unique(case):
+    base, ours, theirs = case
+    r = merge_memory(base, ours, theirs)
+    got = bullets(r.text)
+    in_reviews = {x for rv in r.reviews for x in (rv.kept, rv.other)}
+    for side in (ours, theirs):
+        for b in set(bullets(side)) - set(bullets(base)):
+            assert b in got or b in in_reviews, b
+    ids = [b.rpartition(" ^")[2] for b in got]
+    assert len(ids) == len(set(ids))
+    assert r.prose_conflicts == [] and marker_lines(r.text) == []
