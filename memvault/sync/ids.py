@@ -36,9 +36,9 @@ def block_lines(text: str) -> list[int]:
     return [i + 1 for i, level, _ in heads if level <= 2]
 
 
-def _entries_by_block(text: str, parse: Parse) -> dict[int, Event]:
+def _entries_by_block(text: str, parse: Parse, events: list[Event] | None = None) -> dict[int, Event]:
     """{block position: the typed entry that block is} of one side's text."""
-    at = {ev.line: ev for ev in parse(text) if not ev.is_note}
+    at = {ev.line: ev for ev in (parse(text) if events is None else events) if not ev.is_note}
     return {k: at[line] for k, line in enumerate(block_lines(text)) if line in at}
 
 
@@ -86,10 +86,11 @@ def pin(merged: Merged, ours: str, theirs: str, parse: Parse) -> tuple[str, list
     Ours' ids come first: each keeps its id, and an entry of theirs (or a merge's second version)
     that holds it by position now gets another id written in. An id of theirs another entry holds
     is a collision: that entry keeps an id no other holds and gets a `Conflict:` line."""
-    now = _entries_by_block(merged.text, parse)
+    events = parse(merged.text)
+    now = _entries_by_block(merged.text, parse, events)
     before, from_ours = _before(merged, ours, theirs, parse, now)
     final = {k: before[k].id for k in from_ours}  # the id each entry ends with, when known
-    fixed = {ev.id for ev in parse(merged.text) if ev.explicit_id or ev.is_note}
+    fixed = {ev.id for ev in events if ev.explicit_id or ev.is_note}
     for k in from_ours:  # an id written into another entry cannot be taken back
         if final[k] in fixed and final[k] != now[k].id:
             del final[k]

@@ -103,6 +103,7 @@ def merge_log(base: str, ours: str, theirs: str) -> Merged:
     origins: list[Origin] = []
     conflicts: list[tuple[int, str]] = []
     touched: set[int] = set()
+    seen: set[str] = set()  # the texts put so far (kept as a set: a day of thousands of entries)
 
     def put(block: Block, origin: Origin, why: str | None = None) -> None:
         if why:
@@ -110,14 +111,13 @@ def merge_log(base: str, ours: str, theirs: str) -> Merged:
             block = with_conflict(block, why)
         out.append(block)
         origins.append(origin)
+        seen.add(block.body)
 
     def added_after(i: int) -> None:
-        seen = {blk.body for blk in out}
         for side, blocks, js in (("ours", o.blocks, after_o.get(i, [])), ("theirs", t.blocks, after_t.get(i, []))):
             for j in js:
                 if blocks[j].body not in seen:
                     touched.add(len(out))
-                    seen.add(blocks[j].body)
                     put(blocks[j], Origin(side, j))
 
     added_after(-1)
