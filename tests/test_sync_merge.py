@@ -358,3 +358,12 @@ def test_no_change_of_either_side_is_lost(day):
                 assert body not in got
     assert marker_lines(m.text) == []
     assert len(got) == len(set(got))
+
+
+def test_front_matter_lines_removed_on_one_side_and_added_on_the_other():
+    base = "---\ntags: [arbeit]\nsource: laptop\n---\n\n" + BASE
+    ours = "---\ntags: [arbeit]\nsource: laptop\nscope: team\n---\n\n" + BASE
+    theirs = "---\ntags: [arbeit]\n---\n\n" + BASE + entry("10:00", "Belief", "B")
+    m = merge_log(base, ours, theirs)
+    assert m.text.startswith("---\ntags: [arbeit]\nscope: team\n---\n\n# 2026-12-02\n")
+    assert parsed(m.text).frontmatter == {"tags": ["arbeit"], "scope": "team"}

@@ -165,21 +165,23 @@ def _permutation(before: list[Block], after: list[Block]) -> list[int]:
 
 
 def _merge_head(base: str, ours: str, theirs: str) -> str:
-    """The part before the first heading: one side's edit, or ours with the lines theirs added, each
-    after the line it follows in theirs (so a key added to front matter stays inside it)."""
+    """The part before the first heading: one side's edit, or ours without the lines theirs removed
+    and with the lines theirs added, each after the line it follows in theirs (so a key added to
+    front matter stays inside it)."""
     if ours == theirs or theirs == base:
         return ours
     if ours == base:
         return theirs
-    have = ours.rstrip("\n").split("\n") if ours.strip() else []
-    known = set(base.split("\n")) | set(have)
     t_lines = theirs.rstrip("\n").split("\n")
+    removed = {line for line in base.split("\n") if line.strip()} - set(t_lines)
+    have = [line for line in ours.rstrip("\n").split("\n") if line not in removed] if ours.strip() else []
+    known = set(base.split("\n")) | set(have)
     for n, line in enumerate(t_lines):
         if not line.strip() or line in known:
             continue
         have.insert(_after(have, t_lines[:n]), line)
         known.add(line)
-    return "\n".join(have) + "\n"
+    return "\n".join(have) + (ours[len(ours.rstrip("\n")):] or "\n")
 
 
 def _after(have: list[str], before: list[str]) -> int:
