@@ -213,3 +213,12 @@ def test_no_bullet_a_side_wrote_is_lost_and_ids_stay_unique(case):
     ids = [b.rpartition(" ^")[2] for b in got]
     assert len(ids) == len(set(ids))
     assert r.prose_conflicts == [] and marker_lines(r.text) == []
+
+
+def test_two_sections_with_one_heading_each_merge_against_their_own_base():
+    base = "# M\n\n## Notes\n- a1 ^a1\n- a2 ^a2\n\n## Notes\n- b1 ^b1\n- frei\n"
+    ours = base.replace("- b1 ^b1", "- b1 vom Laptop ^b1")
+    theirs = base.replace("- b1 ^b1", "- b1 vom Server ^b1").replace("- frei\n", "- frei\n- neu\n")
+    r = merge_memory(base, ours, theirs)
+    assert r.reviews == [Review("b1", "- b1 vom Laptop ^b1", "- b1 vom Server ^b1")]
+    assert "- neu" in r.text and "- a1 ^a1" in r.text and "- b1 vom Laptop ^b1" in r.text

@@ -163,7 +163,7 @@ def merge_memory(base: str, ours: str, theirs: str) -> MemoryMerge:
         origin = merged.origins[k]
         pair = nxt is not None and any(p == k + 1 and "two versions" in why for p, why in merged.conflicts)
         if pair and origin.side == "ours":
-            base_blk = next((x for x in b.blocks if x.heading == blk.heading), Block(blk.heading, blk.heading + "\n"))
+            base_blk = b.blocks[origin.base] if origin.base >= 0 else Block(blk.heading, blk.heading + "\n")
             theirs_blk = t.blocks[merged.origins[k + 1].index]
             section, found, conflict = merge_section(base_blk, o.blocks[origin.index], theirs_blk)
             out.append(section)

@@ -27,10 +27,12 @@ DELETED_THERE = "deleted on one machine and edited on another; the edit is kept:
 
 @dataclass(frozen=True)
 class Origin:
-    """Where a merged block came from: 'base', 'ours' or 'theirs', and its position there."""
+    """Where a merged block came from: 'base', 'ours' or 'theirs', and its position there; `base`:
+    the base block it is a version of (-1: added by a side)."""
 
     side: str
     index: int
+    base: int = -1
 
 
 @dataclass
@@ -130,16 +132,16 @@ def merge_log(base: str, ours: str, theirs: str) -> Merged:
         kept_o, kept_t = fo[0] in (SAME, MOVED), ft[0] in (SAME, MOVED)
         if vo is not None and vt is not None:
             if kept_o or vo.body == vt.body:
-                put(vt if kept_o else vo, Origin("theirs" if kept_o else "ours", ft[1] if kept_o else fo[1]))
+                put(vt if kept_o else vo, Origin("theirs" if kept_o else "ours", ft[1] if kept_o else fo[1], i))
             elif kept_t:
-                put(vo, Origin("ours", fo[1]))
+                put(vo, Origin("ours", fo[1], i))
             else:
-                put(vo, Origin("ours", fo[1]))
-                put(vt, Origin("theirs", ft[1]), TWO_VERSIONS)
+                put(vo, Origin("ours", fo[1], i))
+                put(vt, Origin("theirs", ft[1], i), TWO_VERSIONS)
         elif vo is not None and fo[0] == EDITED:
-            put(vo, Origin("ours", fo[1]), DELETED_THERE)
+            put(vo, Origin("ours", fo[1], i), DELETED_THERE)
         elif vt is not None and ft[0] == EDITED:
-            put(vt, Origin("theirs", ft[1]), DELETED_THERE)
+            put(vt, Origin("theirs", ft[1], i), DELETED_THERE)
         added_after(i)
     ordered = sort_runs(out, touched) if touched else out
     if ordered != out:
