@@ -273,3 +273,22 @@ def test_a_new_day_both_branches_started_is_merged(tmp_path):
     assert done.returncode == 0, done.stderr + done.stdout
     text = (v / new).read_text()
     assert text == "# 2026-12-03\n\n## 08:30 - Observation\nvom Server\n\n## 10:00 - Belief\nvom Laptop\n"
+
+
+def test_install_for_this_clone_only_leaves_gitattributes_alone(tmp_path):
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / ".git/info").mkdir(exist_ok=True)
+    (root / ".git/info/attributes").write_text("*.pdf -diff\n")
+    setup = install(root, shared=False, python="/opt/py thon's/bin/python")
+    assert not (root / ".gitattributes").exists() and setup.attributes_written is False
+    info = (root / ".git/info/attributes").read_text()
+    assert info.startswith("*.pdf -diff\n# memvault:begin")
+    assert attr(root, DAY) == "memvault"
+    # the command git runs survives a space and a quote in the interpreter's path
+    assert git(root, "config", "--get", "merge.memvault.driver").strip() == \
+        "'/opt/py thon'\\''s/bin/python' -m memvault merge-driver %O %A %B %P"
+    assert installed(root)
+    git(root, "config", "--unset", "merge.memvault.driver")
+    assert not installed(root)
