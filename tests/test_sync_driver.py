@@ -292,3 +292,13 @@ def test_install_for_this_clone_only_leaves_gitattributes_alone(tmp_path):
     assert installed(root)
     git(root, "config", "--unset", "merge.memvault.driver")
     assert not installed(root)
+
+
+def test_merge_tree_as_sync_runs_it_uses_the_driver(tmp_path):
+    # `sync` merges with `git merge-tree --write-tree`: no worktree change, the driver still runs
+    v = repo(tmp_path / "r")
+    branches(tmp_path / "r", v, {DAY: LOG + "\n## 11:00 - Belief\nA\n"}, {DAY: LOG + "\n## 10:00 - Belief\nB\n"})
+    tree = git(v, "merge-tree", "--write-tree", "theirs", "main").split()[0]
+    text = git(v, "show", f"{tree}:{DAY}")
+    assert [b.heading for b in split(text).blocks][2:] == ["## 10:00 - Belief", "## 11:00 - Belief"]
+    assert (v / DAY).read_text() == LOG + "\n## 11:00 - Belief\nA\n"
