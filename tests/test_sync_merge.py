@@ -367,3 +367,28 @@ def test_front_matter_lines_removed_on_one_side_and_added_on_the_other():
     m = merge_log(base, ours, theirs)
     assert m.text.startswith("---\ntags: [arbeit]\nscope: team\n---\n\n# 2026-12-02\n")
     assert parsed(m.text).frontmatter == {"tags": ["arbeit"], "scope": "team"}
+
+
+PIECES = ["## 10:00 - Belief", "## 10:00 - Belief", "# Thema", "## Notizen", "### tiefer", "```", "~~~", "text",
+          "Conflict: x", "Id: 2026-12-02T10:00", "- bullet ^mv-a", "", "---", "tags: [a]", "## 09:30:15 - Decision",
+          "<<<<<<< HEAD", "=======", ">>>>>>> b", "## 25:99 - Belief", "Ärger mit Ümlauten"]
+
+
+@fast(300)
+@given(st.lists(st.lists(st.sampled_from(PIECES), max_size=12), min_size=3, max_size=3))
+def test_any_text_merges_without_an_error_and_keeps_every_line_a_side_added(texts):
+    from memvault.sync.ids import pin
+    from memvault.sync.memory_merge import merge_memory
+
+    base, ours, theirs = ("\n".join(t) for t in texts)
+    m = merge_log(base, ours, theirs)
+    got = set(m.text.split("\n"))
+    for side in (ours, theirs):
+        for line in set(side.split("\n")) - set(base.split("\n")):
+            assert line in got or not line.strip(), line
+    pin(m, ours, theirs, lambda text: parsed(text).events)
+    r = merge_memory(base, ours, theirs)
+    kept = set(r.text.split("\n")) | {line for rv in r.reviews for line in (rv.kept + "\n" + rv.other).split("\n")}
+    for side in (ours, theirs):
+        for line in set(side.split("\n")) - set(base.split("\n")):
+            assert line in kept or not line.strip(), line

@@ -86,6 +86,8 @@ def pin(merged: Merged, ours: str, theirs: str, parse: Parse) -> tuple[str, list
     Ours' ids come first: each keeps its id, and an entry of theirs (or a merge's second version)
     that holds it by position now gets another id written in. An id of theirs another entry holds
     is a collision: that entry keeps an id no other holds and gets a `Conflict:` line."""
+    if len(split(merged.text).blocks) != len(merged.blocks):
+        return merged.text, []  # the merged head opened or closed a fence: no block to pin is certain
     events = parse(merged.text)
     now = _entries_by_block(merged.text, parse, events)
     before, from_ours = _before(merged, ours, theirs, parse, now)
