@@ -73,3 +73,23 @@ def test_split_loses_nothing_but_blank_lines(text):
     again = join(parts.head, parts.blocks)
     assert [ln for ln in again.split("\n") if ln.strip()] == [ln for ln in text.split("\n") if ln.strip()]
     assert join(split(again).head, split(again).blocks) == again
+
+
+MARKED = ["## 10:00 - Belief", "## 09:00 - Belief", "text", "", "<<<<<<< HEAD", "=======", ">>>>>>> b",
+          "||||||| base", "```", "# 2026-12-02", "---"]
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True, max_examples=300, database=None)
+@given(st.lists(st.sampled_from(MARKED), max_size=16))
+def test_repaired_is_final(lines):
+    text = "\n".join(lines)
+    once = repaired(text)
+    if once is not None:
+        assert repaired(once) is None
+
+
+def test_union_of_markers_leaves_code_and_underlines_and_drops_stray_markers():
+    example = "```\n<<<<<<< HEAD\nA\n=======\nB\n>>>>>>> x\n```\n"
+    assert union_of_markers(example) is None
+    assert union_of_markers("Titel\n=======\n") is None
+    assert union_of_markers("a\n<<<<<<< HEAD\n<<<<<<< HEAD\nb\n>>>>>>> x\nc") == "a\nb\nc"

@@ -143,24 +143,29 @@ def marker_lines(text: str) -> list[int]:
 
 def union_of_markers(text: str) -> str | None:
     """The text with each git conflict kept as both sides, ours then theirs (the base part of a
-    diff3 conflict dropped): what git's union merge would have written. None without a conflict."""
+    diff3 conflict dropped): what git's union merge would have written. Marker lines `marker_lines`
+    finds are dropped (a stray or nested one too); fenced code is left as it is. None without one."""
     lines = text.split("\n")
+    _, in_fence, _ = scan(lines, 0)
     out: list[str] = []
     state = None
     found = False
-    for line in lines:
-        m = MARKER_RE.match(line)
+    for i, line in enumerate(lines):
+        m = None if in_fence[i] else MARKER_RE.match(line)
         mark = m[1][0] if m else None
-        if mark == "<" and state is None:
-            state, found = "ours", True
+        if mark is None or (mark in "=|" and state is None):  # text, or a heading's underline
+            if state != "base":
+                out.append(line)
+            continue
+        found = True
+        if mark == "<":
+            state = state or "ours"
         elif mark == "|" and state == "ours":
             state = "base"
         elif mark == "=" and state in ("ours", "base"):
             state = "theirs"
-        elif mark == ">" and state == "theirs":
+        elif mark == ">":
             state = None
-        elif state != "base":
-            out.append(line)
     return "\n".join(out) if found else None
 
 
