@@ -302,3 +302,21 @@ def test_merge_tree_as_sync_runs_it_uses_the_driver(tmp_path):
     text = git(v, "show", f"{tree}:{DAY}")
     assert [b.heading for b in split(text).blocks][2:] == ["## 10:00 - Belief", "## 11:00 - Belief"]
     assert (v / DAY).read_text() == LOG + "\n## 11:00 - Belief\nA\n"
+
+
+def test_the_hidden_cli_command_as_git_calls_it(tmp_path, runner, monkeypatch):
+    v = repo(tmp_path / "r")
+    files = {name: tmp_path / name for name in ("O", "A", "B")}
+    files["O"].write_text(MEMORY)
+    files["A"].write_text(MEMORY.replace("the main project", "the only project"))
+    files["B"].write_text(MEMORY.replace("the main project", "no project"))
+    monkeypatch.chdir(v)
+    result = runner.invoke(cli, ["merge-driver", str(files["O"]), str(files["A"]), str(files["B"]), "MEMORY.md"])
+    assert result.exit_code == 1  # git reads it as a conflict
+    assert len(marker_lines(files["A"].read_text())) == 3
+    files["A"].write_text(LOG + "\n## 11:00 - Belief\nA\n")
+    files["B"].write_text(LOG + "\n## 10:00 - Belief\nB\n")
+    files["O"].write_text(LOG)
+    result = runner.invoke(cli, ["merge-driver", str(files["O"]), str(files["A"]), str(files["B"]), DAY])
+    assert result.exit_code == 0, result.output
+    assert [b.heading for b in split(files["A"].read_text()).blocks][2:] == ["## 10:00 - Belief", "## 11:00 - Belief"]
