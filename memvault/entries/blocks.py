@@ -86,10 +86,13 @@ def split(text: str) -> Split:
 
 
 def join(head: str, blocks: list[Block] | tuple[Block, ...]) -> str:
-    """The text of a head and blocks, one blank line between blocks, ending in a newline."""
-    parts = [head.rstrip("\n")] if head.strip() else []
-    parts += [b.text.rstrip("\n") for b in blocks]
-    return "\n\n".join(parts) + "\n" if parts else ""
+    """The text of a head and blocks, one blank line between blocks, ending in a newline. The head
+    is kept as it is (front matter straight above the title stays so)."""
+    text = "\n\n".join(b.text.rstrip("\n") for b in blocks)
+    if not head.strip():
+        return text + "\n" if text else ""
+    head = head if head.endswith("\n") else head + "\n"
+    return head + text + "\n" if text else head
 
 
 def sort_runs(blocks: list[Block], touched: set[int] | None = None) -> list[Block]:

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,16 @@ def repo_prefix(root: Path) -> str:
     return run_git(["rev-parse", "--show-prefix"], root).text.strip()
 
 
+def pattern(prefix: str, rest: str) -> str:
+    """An attributes pattern for `rest` in the folder `prefix` (from the repository's top): glob
+    characters of folder names escaped, and C-quoted when it holds a space or a quote (git reads
+    an unquoted space as the end of the pattern)."""
+    found = "/" + re.sub(r"([\\\[\]*?])", r"\\\1", prefix) + rest
+    if re.search(r'[\s"]', found):
+        found = '"' + found.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return found
+
+
 def driver_command(python: str | None = None) -> str:
     exe = (python or sys.executable).replace("'", "'\\''")
     return f"'{exe}' -m memvault merge-driver %O %A %B %P"
@@ -74,7 +85,7 @@ def install(root: Path, *, python: str | None = None, shared: bool = True) -> Se
             written = True
     info = git_path(root, "info/attributes")
     old_info = info.read_text(encoding="utf-8") if info.is_file() else ""
-    mine = [f"/{prefix}memory/**/*.md merge={DRIVER}", f"/{prefix}MEMORY.md merge={DRIVER}"]
+    mine = [f"{pattern(prefix, 'memory/**/*.md')} merge={DRIVER}", f"{pattern(prefix, 'MEMORY.md')} merge={DRIVER}"]
     new_info = with_block(old_info, mine)
     if new_info != old_info:
         info.parent.mkdir(parents=True, exist_ok=True)

@@ -20,6 +20,7 @@ from pathlib import Path
 from memvault.config.core import CONFIG_NAME, Config
 from memvault.entries.daily import parse_log
 from memvault.entries.model import Event
+from memvault.errors import InputError
 from memvault.fsio import decode_text
 from memvault.layout import MEMORY_FILE
 from memvault.sync.ids import pin
@@ -27,6 +28,7 @@ from memvault.sync.memory_merge import Review, merge_memory
 from memvault.sync.merge import merge_log
 
 REVIEWS = "memvault/reviews.jsonl"
+BOM = b"\xef\xbb\xbf"
 
 
 def vault_of(top: Path, path: str) -> tuple[Path, str]:
@@ -41,16 +43,23 @@ def vault_of(top: Path, path: str) -> tuple[Path, str]:
     return root, (top / path).relative_to(root).as_posix()
 
 
-def _read(path: Path) -> tuple[str, bool]:
+def _read(path: Path, side: str, shown: str) -> tuple[str, bool, bool]:
+    """(text, whether CRLF, whether a BOM) of one version; a version that is not UTF-8 is not
+    merged at all (decoding would replace its bytes and lose them)."""
     raw = path.read_bytes() if path.exists() else b""
-    return decode_text(raw)[0], b"\r\n" in raw
+    text, notes = decode_text(raw)
+    if notes:
+        raise InputError(f"line {notes[0][0]} of {side}'s version is not UTF-8: not merged, the file is left as "
+                         "this branch has it", file=shown, line=notes[0][0])
+    return text, b"\r\n" in raw, raw.startswith(BOM)
 
 
 def merge_file(top: Path, base: Path, ours: Path, theirs: Path, path: str, git_dir: Path | None = None) -> int:
     """Merge one file as git asks; returns the exit status git reads (0 merged, 1 conflict)."""
     root, rel = vault_of(top, path)
     config = Config.load(root / CONFIG_NAME)
-    (b, _), (o, crlf), (t, _) = _read(base), _read(ours), _read(theirs)
+    (b, _, _), (o, crlf, bom), (t, _, _) = (_read(f, side, path) for f, side in
+                                            ((base, "the base"), (ours, "this branch"), (theirs, "the other branch")))
     status = 0
     if rel == MEMORY_FILE:
         result = merge_memory(b, o, t)
@@ -65,7 +74,7 @@ def merge_file(top: Path, base: Path, ours: Path, theirs: Path, path: str, git_d
         merged = merge_log(b, o, t)
         text, _ = pin(merged, o, t, parse)
     data = text.replace("\n", "\r\n") if crlf else text
-    ours.write_bytes(data.encode("utf-8"))
+    ours.write_bytes((BOM if bom else b"") + data.encode("utf-8"))
     return status
 
 

@@ -3,9 +3,11 @@
 A default id counts the entries at a minute in file order (`…T10:15`, `…T10:15-2`), so a merge that
 puts another machine's entry at that minute in front of one would move it. After a merge, every
 entry whose id there differs from the id it had on its side (the side already shared first) is
-pinned: it gets an `Id:` line with its old id when no other entry holds that id now. When another
-entry does (two machines both wrote a `…T10:15`), its new id stays and a `Conflict:` line says
-which id it had, so `check` reports it and a person can look at what referred to it.
+pinned: it gets an `Id:` line with its old id. Ours' entries (the side already shared first) keep
+theirs: an entry of the other side that now holds such an id by position gets another one written
+in. When two machines both had an id (both wrote a `…T10:15` by hand), the other side's entry gets
+an id no entry holds and a `Conflict:` line says which id it had, so `check` reports it and a
+person can look at what referred to it.
 
 New entries a memvault command writes in a vault that syncs get an id that cannot collide:
 `<minute>-<machine>` (`2026-12-02T10:15-laptop`), see docs/sync.md.
@@ -13,6 +15,7 @@ New entries a memvault command writes in a vault that syncs get an id that canno
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from memvault.entries.blocks import Block, join, split
@@ -33,9 +36,9 @@ def block_lines(text: str) -> list[int]:
     return [i + 1 for i, level, _ in heads if level <= 2]
 
 
-def _entries_by_block(text: str, parse: Parse) -> dict[int, Event]:
+def _entries_by_block(text: str, parse: Parse, events: list[Event] | None = None) -> dict[int, Event]:
     """{block position: the typed entry that block is} of one side's text."""
-    at = {ev.line: ev for ev in parse(text) if not ev.is_note}
+    at = {ev.line: ev for ev in (parse(text) if events is None else events) if not ev.is_note}
     return {k: at[line] for k, line in enumerate(block_lines(text)) if line in at}
 
 
@@ -43,37 +46,83 @@ def with_id_line(block: Block, entry_id: str) -> Block:
     return Block(block.heading, block.text.rstrip("\n") + f"\nId: {entry_id}\n")
 
 
-def pin(merged: Merged, ours: str, theirs: str, parse: Parse) -> tuple[str, list[tuple[str, str]]]:
-    """The merged text with moved ids pinned; [(old id, what happened)] for the ids it could not keep."""
-    sides = {"ours": (split(ours).blocks, _entries_by_block(ours, parse)),
-             "theirs": (split(theirs).blocks, _entries_by_block(theirs, parse))}
-    now = _entries_by_block(merged.text, parse)
-    held = {ev.id for ev in parse(merged.text)}
-    conflicted = {k for k, _ in merged.conflicts}
+def _before(merged: Merged, ours: str, theirs: str, parse: Parse, now: dict[int, Event]) -> tuple[dict[int, Event], set[int]]:
+    """{merged block: the entry it was on its side} for entries a merge may have renamed, and
+    which of them come from ours (found there by text first: ours is the side shared first)."""
+    sides = {"ours": _entries_by_block(ours, parse), "theirs": _entries_by_block(theirs, parse)}
     ours_bodies: dict[str, int] = {}
-    for j, blk in enumerate(sides["ours"][0]):
+    for j, blk in enumerate(split(ours).blocks):
         ours_bodies.setdefault(blk.body, j)
+    conflicted = {k for k, _ in merged.conflicts}
+    before: dict[int, Event] = {}
+    from_ours: set[int] = set()
+    for k, ev in now.items():
+        if ev.explicit_id or k in conflicted:
+            continue
+        at = ours_bodies.get(merged.blocks[k].body)
+        found = sides["ours"].get(at) if at is not None else None
+        if found is not None:
+            from_ours.add(k)
+        else:
+            origin = merged.origins[k]
+            found = sides.get(origin.side, {}).get(origin.index)
+        if found is not None:
+            before[k] = found
+    return before, from_ours
+
+
+def _fresh(current: str, taken: set[str]) -> str:
+    """An id at the same minute no entry holds: `<minute>-<n>`."""
+    stem = re.sub(r"-\d+$", "", current)
+    n = 2
+    while f"{stem}-{n}" in taken:
+        n += 1
+    return f"{stem}-{n}"
+
+
+def pin(merged: Merged, ours: str, theirs: str, parse: Parse) -> tuple[str, list[tuple[str, str]]]:
+    """The merged text with moved ids pinned; [(old id, id now)] for the ids it could not keep.
+
+    Ours' ids come first: each keeps its id, and an entry of theirs (or a merge's second version)
+    that holds it by position now gets another id written in. An id of theirs another entry holds
+    is a collision: that entry keeps an id no other holds and gets a `Conflict:` line."""
+    if len(split(merged.text).blocks) != len(merged.blocks):
+        return merged.text, []  # the merged head opened or closed a fence: no block to pin is certain
+    events = parse(merged.text)
+    now = _entries_by_block(merged.text, parse, events)
+    before, from_ours = _before(merged, ours, theirs, parse, now)
+    final = {k: before[k].id for k in from_ours}  # the id each entry ends with, when known
+    fixed = {ev.id for ev in events if ev.explicit_id or ev.is_note}
+    for k in from_ours:  # an id written into another entry cannot be taken back
+        if final[k] in fixed and final[k] != now[k].id:
+            del final[k]
+    taken = fixed | set(final.values()) | {ev.id for k, ev in now.items() if k not in final}
+    for k in sorted(k for k in before if k not in from_ours):
+        want = before[k].id
+        if want not in taken or (want == now[k].id and want not in final.values()):
+            final[k] = want
+            taken.add(want)
     blocks = list(merged.blocks)
     lost: list[tuple[str, str]] = []
-    for k, blk in enumerate(blocks):
-        ev = now.get(k)
-        if ev is None or ev.explicit_id or k in conflicted:
+    owners = {v: k for k, v in final.items()}
+    for k, ev in now.items():
+        if ev.explicit_id or k in final and final[k] == ev.id:
             continue
-        at = ours_bodies.get(blk.body)
-        before = sides["ours"][1].get(at) if at is not None else None
-        if before is None:
-            origin = merged.origins[k]
-            before = sides.get(origin.side, ((), {}))[1].get(origin.index)
-        if before is None or before.id == ev.id:
+        if k in final:
+            blocks[k] = with_id_line(blocks[k], final[k])
             continue
-        if before.id not in held:
-            blocks[k] = with_id_line(blk, before.id)
-            held.add(before.id)
+        if ev.id in owners and owners[ev.id] != k:  # ours' entry takes this id back: another one here
+            new_id = _fresh(ev.id, taken | set(final.values()))
+            taken.add(new_id)
+            blocks[k] = with_id_line(blocks[k], new_id)
         else:
-            why = (f"id {before.id} named this entry on one machine; after a merge it names another entry, "
-                   f"and this one is {ev.id}: check what referred to {before.id}, then delete this line")
-            blocks[k] = with_conflict(blk, why)
-            lost.append((before.id, ev.id))
+            new_id = ev.id
+        old = before[k].id if k in before else ev.id
+        if old != new_id:
+            why = (f"id {old} named this entry on one machine; after a merge it names another entry, "
+                   f"and this one is {new_id}: check what referred to {old}, then delete this line")
+            blocks[k] = with_conflict(blocks[k], why)
+            lost.append((old, new_id))
     if blocks == merged.blocks:
         return merged.text, lost
     return join(split(merged.text).head, blocks), lost

@@ -86,8 +86,9 @@ def _section_parts(block: Block) -> tuple[str, list[Item]]:
     return heading, items(rest)
 
 
-def _render(heading: str, found: list[Item]) -> str:
-    lines = [heading, ""]
+def _render(heading: str, found: list[Item], gap: bool) -> str:
+    """The section's text; `gap`: a blank line under the heading (as ours had it)."""
+    lines = [heading, ""] if gap else [heading]
     prev_bullet = None
     for it in found:
         if prev_bullet is not None and not (prev_bullet and it.bullet):
@@ -136,7 +137,8 @@ def merge_section(base: Block, ours: Block, theirs: Block) -> tuple[Block, list[
         while at < len(result) and result[at].key not in bk and result[at].key not in tk:
             at += 1  # after what the other side added there, so each side's additions stay together
         result.insert(at, it)
-    return Block(heading, _render(heading, result)), reviews, False
+    gap = ours.text.split("\n")[1:2] == [""]
+    return Block(heading, _render(heading, result, gap)), reviews, False
 
 
 def _after_predecessor(result: list[Item], before: list[Item]) -> int:
@@ -151,6 +153,8 @@ def _after_predecessor(result: list[Item], before: list[Item]) -> int:
 def merge_memory(base: str, ours: str, theirs: str) -> MemoryMerge:
     """MEMORY.md merged: sections as blocks, sections both sides changed item by item."""
     merged = merge_log(base, ours, theirs)
+    if not merged.conflicts:  # no section both sides changed: the block merge is the answer
+        return MemoryMerge(merged.text)
     b, o, t = split(base), split(ours), split(theirs)
     out: list[Block] = []
     reviews: list[Review] = []
@@ -162,7 +166,7 @@ def merge_memory(base: str, ours: str, theirs: str) -> MemoryMerge:
         origin = merged.origins[k]
         pair = nxt is not None and any(p == k + 1 and "two versions" in why for p, why in merged.conflicts)
         if pair and origin.side == "ours":
-            base_blk = next((x for x in b.blocks if x.heading == blk.heading), Block(blk.heading, blk.heading + "\n"))
+            base_blk = b.blocks[origin.base] if origin.base >= 0 else Block(blk.heading, blk.heading + "\n")
             theirs_blk = t.blocks[merged.origins[k + 1].index]
             section, found, conflict = merge_section(base_blk, o.blocks[origin.index], theirs_blk)
             out.append(section)

@@ -1,7 +1,8 @@
 """Three-way merge of a memory file at the block level (pure): what the merge driver writes.
 
 Each side's blocks are matched to the base's: first word for word (a longest common subsequence),
-then, among what is left, by heading line in order (an edited block). Then, base block by base
+then, among what is left, word for word out of place (a moved block: its run is sorted again),
+then by heading line in order (an edited block). A file only one side changed is that side's text. Then, base block by base
 block: kept, edited on one side (the edit), edited on both sides alike (once), edited on both
 sides differently (both versions, the second marked `Conflict:`), deleted on one side and not
 edited on the other (gone), deleted on one side and edited on the other (the edit kept and
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 
 from memvault.entries.blocks import Block, join, sort_runs, split
 
-SAME, EDITED, DELETED = "same", "edited", "deleted"
+SAME, MOVED, EDITED, DELETED = "same", "moved", "edited", "deleted"
 
 TWO_VERSIONS = "two versions: this one and the one above were edited on two machines; keep one, delete the other and this line"
 DELETED_THERE = "deleted on one machine and edited on another; the edit is kept: delete the entry again if it should go, and this line"
@@ -26,10 +27,12 @@ DELETED_THERE = "deleted on one machine and edited on another; the edit is kept:
 
 @dataclass(frozen=True)
 class Origin:
-    """Where a merged block came from: 'base', 'ours' or 'theirs', and its position there."""
+    """Where a merged block came from: 'base', 'ours' or 'theirs', and its position there; `base`:
+    the base block it is a version of (-1: added by a side)."""
 
     side: str
     index: int
+    base: int = -1
 
 
 @dataclass
@@ -55,16 +58,19 @@ def _match(base: tuple[Block, ...], side: tuple[Block, ...]) -> tuple[dict[int, 
         else:
             loose_base += range(i1, i2)
             loose_side += range(j1, j2)
-    # An edited block keeps its heading line: pair what is left by heading, in order.
-    waiting: dict[str, list[int]] = {}
-    for j in loose_side:
-        waiting.setdefault(side[j].heading, []).append(j)
-    for i in loose_base:
-        queue = waiting.get(base[i].heading)
-        if queue:
-            j = queue.pop(0)
-            fate[i] = (EDITED, j)
-            used.add(j)
+    # A block put elsewhere (a run sorted) is the same text; an edited block keeps its heading
+    # line: pair what is left by text, then by heading, in order.
+    for fate_name, key in ((MOVED, lambda blk: blk.body), (EDITED, lambda blk: blk.heading)):
+        waiting: dict[str, list[int]] = {}
+        for j in loose_side:
+            if j not in used:
+                waiting.setdefault(key(side[j]), []).append(j)
+        for i in loose_base:
+            queue = waiting.get(key(base[i]))
+            if queue and i not in fate:
+                j = queue.pop(0)
+                fate[i] = (fate_name, j)
+                used.add(j)
     return fate, [j for j in range(len(side)) if j not in used]
 
 
@@ -87,6 +93,10 @@ def with_conflict(block: Block, why: str) -> Block:
 
 def merge_log(base: str, ours: str, theirs: str) -> Merged:
     """The merged text of a daily log (or any memory file read as blocks)."""
+    if theirs == base or ours == theirs:
+        return _one_side(ours, "ours")
+    if ours == base:
+        return _one_side(theirs, "theirs")
     b, o, t = split(base), split(ours), split(theirs)
     fate_o, added_o = _match(b.blocks, o.blocks)
     fate_t, added_t = _match(b.blocks, t.blocks)
@@ -95,6 +105,7 @@ def merge_log(base: str, ours: str, theirs: str) -> Merged:
     origins: list[Origin] = []
     conflicts: list[tuple[int, str]] = []
     touched: set[int] = set()
+    seen: set[str] = set()  # the texts put so far (kept as a set: a day of thousands of entries)
 
     def put(block: Block, origin: Origin, why: str | None = None) -> None:
         if why:
@@ -102,33 +113,35 @@ def merge_log(base: str, ours: str, theirs: str) -> Merged:
             block = with_conflict(block, why)
         out.append(block)
         origins.append(origin)
+        seen.add(block.body)
 
     def added_after(i: int) -> None:
-        seen = {blk.body for blk in out}
         for side, blocks, js in (("ours", o.blocks, after_o.get(i, [])), ("theirs", t.blocks, after_t.get(i, []))):
             for j in js:
                 if blocks[j].body not in seen:
                     touched.add(len(out))
-                    seen.add(blocks[j].body)
                     put(blocks[j], Origin(side, j))
 
     added_after(-1)
-    for i, _blk in enumerate(b.blocks):
+    for i in range(len(b.blocks)):
         fo, ft = fate_o.get(i, (DELETED, -1)), fate_t.get(i, (DELETED, -1))
         vo = o.blocks[fo[1]] if fo[0] != DELETED else None
         vt = t.blocks[ft[1]] if ft[0] != DELETED else None
+        if MOVED in (fo[0], ft[0]):
+            touched.add(len(out))  # a side put it elsewhere in its run (sorted it): sort the run here
+        kept_o, kept_t = fo[0] in (SAME, MOVED), ft[0] in (SAME, MOVED)
         if vo is not None and vt is not None:
-            if fo[0] == SAME or vo.body == vt.body:
-                put(vt if fo[0] == SAME else vo, Origin("theirs" if fo[0] == SAME else "ours", ft[1] if fo[0] == SAME else fo[1]))
-            elif ft[0] == SAME:
-                put(vo, Origin("ours", fo[1]))
+            if kept_o or vo.body == vt.body:
+                put(vt if kept_o else vo, Origin("theirs" if kept_o else "ours", ft[1] if kept_o else fo[1], i))
+            elif kept_t:
+                put(vo, Origin("ours", fo[1], i))
             else:
-                put(vo, Origin("ours", fo[1]))
-                put(vt, Origin("theirs", ft[1]), TWO_VERSIONS)
+                put(vo, Origin("ours", fo[1], i))
+                put(vt, Origin("theirs", ft[1], i), TWO_VERSIONS)
         elif vo is not None and fo[0] == EDITED:
-            put(vo, Origin("ours", fo[1]), DELETED_THERE)
+            put(vo, Origin("ours", fo[1], i), DELETED_THERE)
         elif vt is not None and ft[0] == EDITED:
-            put(vt, Origin("theirs", ft[1]), DELETED_THERE)
+            put(vt, Origin("theirs", ft[1], i), DELETED_THERE)
         added_after(i)
     ordered = sort_runs(out, touched) if touched else out
     if ordered != out:
@@ -137,6 +150,12 @@ def merge_log(base: str, ours: str, theirs: str) -> Merged:
         conflicts = [(perm.index(k), why) for k, why in conflicts]
     head = _merge_head(b.head, o.head, t.head)
     return Merged(join(head, ordered), ordered, origins, conflicts)
+
+
+def _one_side(text: str, side: str) -> Merged:
+    """Only one side changed the file (or both alike): that side's text, as it is."""
+    blocks = list(split(text).blocks)
+    return Merged(text, blocks, [Origin(side, k) for k in range(len(blocks))])
 
 
 def _permutation(before: list[Block], after: list[Block]) -> list[int]:
@@ -148,13 +167,30 @@ def _permutation(before: list[Block], after: list[Block]) -> list[int]:
 
 
 def _merge_head(base: str, ours: str, theirs: str) -> str:
-    """The part before the first heading: one side's edit, or ours with the lines theirs added."""
+    """The part before the first heading: one side's edit, or ours without the lines theirs removed
+    and with the lines theirs added, each after the line it follows in theirs (so a key added to
+    front matter stays inside it)."""
     if ours == theirs or theirs == base:
         return ours
     if ours == base:
         return theirs
-    have = ours.rstrip("\n").split("\n") if ours.strip() else []
-    for line in theirs.rstrip("\n").split("\n"):
-        if line.strip() and line not in have and line not in base.split("\n"):
-            have.append(line)
-    return "\n".join(have) + "\n"
+    t_lines = theirs.rstrip("\n").split("\n")
+    removed = {line for line in base.split("\n") if line.strip()} - set(t_lines)
+    have = [line for line in ours.rstrip("\n").split("\n") if line not in removed] if ours.strip() else []
+    known = set(base.split("\n")) | set(have)
+    for n, line in enumerate(t_lines):
+        if not line.strip() or line in known:
+            continue
+        have.insert(_after(have, t_lines[:n]), line)
+        known.add(line)
+    return "\n".join(have) + (ours[len(ours.rstrip("\n")):] or "\n")
+
+
+def _after(have: list[str], before: list[str]) -> int:
+    """Where a line goes in `have`: after the nearest line before it that `have` holds, the same
+    occurrence of it (the second `---` of front matter is not the first); else at the end."""
+    for prev in reversed(before):
+        if prev in have:
+            at = [k for k, line in enumerate(have) if line == prev]
+            return at[min(before.count(prev), len(at)) - 1] + 1
+    return len(have)
