@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memvault.check import merge_ids as rule
 from memvault.check.runner import check_vault
@@ -250,3 +252,32 @@ def test_parse_diff_tree_and_log() -> None:
     assert [(c.merge, c.before, c.after) for c in changes] == [(m, "1" * 40, "2" * 40), (m, "4" * 40, "2" * 40)]
     merges = parse_log(f"{m} 1796194344 {p} {'c' * 40}\n{p} 1796194300 {'d' * 40}\n")
     assert [(x.sha, x.time) for x in merges] == [(m, 1796194344)]
+
+
+def _may(before: str, after: str) -> bool:
+    return rule.may_move(rule.minute_runs(before.encode()), rule.minute_runs(after.encode()))
+
+
+def test_may_move_rules_out_the_usual_sync_merge_only() -> None:
+    other_minute = BASE + "\n" + ALPHA.replace("10:15", "10:20")
+    assert not _may(BASE, other_minute)  # appended at a new minute
+    assert not _may(BASE + "\n" + BETA, BASE + "\n" + BETA + "\n" + ALPHA)  # same minute, after it
+    assert not _may(BASE, BASE.replace("## 12:00", ALPHA + "\n## 12:00") + "\n" + BETA)
+    assert _may(BASE + "\n" + BETA, BASE.replace("## 12:00", ALPHA + "\n## 12:00") + "\n" + BETA)
+    assert _may(BASE, BASE.replace("keinen Kaffee", "auch Kaffee"))  # an edit: maybe, so parsed
+    assert _may(BASE, BASE.replace("## 09:00", "## 9:00 - Belief\nneu\n\n## 09:00"))  # 9:00 is 09:00
+
+
+PIECES = [ALPHA, BETA, ALPHA.replace("10:15", "10:15:30"), BETA.replace("10:15", "9:05"),
+          "## 09:05 - Decision\nZug um 9:05 nehmen\n", "## Notizen\nfrei geschrieben\n",
+          "## 10:15 - Observation\n#tag am Anfang einer Zeile\n", "```\n## 10:15 - Belief\n```\n"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=5), st.lists(st.sampled_from(PIECES), max_size=6))
+def test_may_move_never_rules_out_a_move(before: list[str], after: list[str]) -> None:
+    """Whatever two versions of a day: when `may_move` says no, the parse finds no move."""
+    old = "# 2026-12-02\n\n" + "\n".join(before)
+    new = "# 2026-12-02\n\n" + "\n".join(after)
+    if not _may(old, new):
+        assert rule.moved_ids("x", DAY, _events(old), _events(new)) == []

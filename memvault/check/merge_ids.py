@@ -8,7 +8,9 @@ such ids or marks them (`Conflict:`, MV023); this rule finds the merges it did n
 
 In a full check of a vault in a git repository: the merges among the last `WINDOW` first-parent
 commits, the logs each changed relative to a parent (gitio/merges.py, two git calls), both
-versions read in one `cat-file --batch` and parsed once per blob. Entries are matched across
+versions read in one `cat-file --batch`. Most sync merges add entries at other minutes or after
+the others: a look at the heading lines, no parse, rules them out (`may_move`); the rest are
+parsed, once per blob. Entries are matched across
 versions by their content (type, time, title, text): an id that named entry X in the parent and
 names another entry Y in the merge, while X is still there under another id, moved. An edited or
 deleted X matches nothing and is left alone. It is reported at Y's current line as long as the id
@@ -18,6 +20,7 @@ the id means now), an edit of Y, or a renumbering clears it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -37,6 +40,8 @@ from memvault.parsed import parse_bytes
 WINDOW = 200  # first-parent commits from HEAD whose merges are looked at (docs/checks.md, MV024)
 SHOWN = 60  # characters of an entry's text in the message
 Key = tuple[object, ...]
+HEADING_LINE_RE = re.compile(rb"^[ \t]*#", re.M)
+CLOCK_RE = re.compile(rb"(\d{1,2}):(\d{2})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +73,8 @@ def merge_id_problems(root: Path, config: Config, selection: Selection, dates: F
         return []  # the rest of the check does not need history: it goes on
     if not moved:
         return []
-    current = {(f.path, ev.id): ev for f in files for ev in f.parsed.events}
+    paths = {m.path for m in moved}  # the vault's other files need no look (100k entries: 40 ms)
+    current = {(f.path, ev.id): ev for f in files if f.path in paths for ev in f.parsed.events}
     times = {m.sha: m.time for m in merges}
     found: dict[tuple[str, str], Problem] = {}
     for m in moved:
@@ -93,10 +99,40 @@ def _moved(root: Path, config: Config, dates: FileDates, changes: list[Change]) 
             parsed[sha] = [] if raw is None else parse_bytes(raw, path, config, dates.of(path))[1].events
         return parsed[sha]
 
+    runs: dict[str, dict[bytes, list[bytes]]] = {}
     out: list[Moved] = []
     for c in changes:
+        before, after = raws.get(c.before), raws.get(c.after)
+        if before is None or after is None or after.startswith(before.rstrip()):
+            continue  # appended to: every entry there keeps its place among its minute's
+        for sha, raw in ((c.before, before), (c.after, after)):
+            if sha not in runs:
+                runs[sha] = minute_runs(raw)
+        if not may_move(runs[c.before], runs[c.after]):
+            continue  # the usual sync merge: entries added at other minutes, or after the others
         out += moved_ids(c.merge, c.path, events(c.before, c.path), events(c.after, c.path))
     return out
+
+
+def minute_runs(raw: bytes) -> dict[bytes, list[bytes]]:
+    """The file cut before every line that starts with `#` (a superset of entry and note
+    headings), the pieces grouped by the first clock on that line (`b""`: none), in file order."""
+    starts = [m.start() for m in HEADING_LINE_RE.finditer(raw)] + [len(raw)]
+    out: dict[bytes, list[bytes]] = {}
+    for a, b in zip(starts, starts[1:], strict=False):
+        piece = raw[a:b]
+        end = piece.find(b"\n")
+        clock = CLOCK_RE.search(piece if end < 0 else piece[:end])
+        out.setdefault(b"%d:%s" % (int(clock[1]), clock[2]) if clock else b"", []).append(piece.rstrip())
+    return out
+
+
+def may_move(before: dict[bytes, list[bytes]], after: dict[bytes, list[bytes]]) -> bool:
+    """Could an id of `before` name another entry in `after`? Not when, at every minute (and
+    among the notes), `after` has `before`'s pieces first, in the same order: a default id is
+    the minute and the place among that minute's entries, and none of those places changed.
+    Cheap (no parse) and on the safe side: a piece edited or removed anywhere says "maybe"."""
+    return any(after.get(clock, [])[: len(pieces)] != pieces for clock, pieces in before.items())
 
 
 def moved_ids(merge: str, path: str, before: list[Event], after: list[Event]) -> list[Moved]:
