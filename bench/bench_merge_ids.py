@@ -7,16 +7,16 @@ Setup (not timed, once per work folder): the vault committed into a new reposito
 worktree on a branch `side` (the other machine), then `--merges` rounds of: `side` appends an
 entry to one of the last 30 days' logs and commits; `main` appends one at another minute to a log
 of those days (the same one every third round, so the file differs from both parents) and
-commits it in its merge of `side`, whose first parent is the last merge: every first-parent
-commit is a merge, the worst case for the window of 200 (a sync history alternates merges and
-pushed commits, so 200 first-parent commits hold about 100 merges). `side` fast-forwards. Every
+commits it in its merge of `side`, whose first parent is the last merge; `side` fast-forwards.
+Half the commits are merges, so the rule's window of 200 commits holds 100 of them; `--window
+400` makes the in-process figures read all 200 merges. Every
 fifth round both write the same minute at different places of the file, so ids move and the
 rule parses and finds them. The repository's objects are loose as made; after the first
 figures it is repacked (`git repack -ad`, what `git gc` does) and measured again.
 
 Timed, p50/p95 over --runs, same run:
   - the rule alone in-process (`merge_id_problems`, the current files parsed beforehand, as the
-    runner has them): its whole cost; floor: `git log --first-parent -n200` + `git diff-tree` alone;
+    runner has them): its whole cost; floor: the same `git log -n<window>` + `git diff-tree` alone;
   - the whole `memvault check` process with the rule and with `[checks] disable = ["MV024"]`.
 """
 
@@ -121,7 +121,12 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=Path("/tmp/mv-mergeids-bench"))
     ap.add_argument("--merges", type=int, default=200)
     ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--window", type=int, default=0, help="commits the rule reads (default: its WINDOW)")
     a = ap.parse_args()
+    if a.window:  # the in-process figures only; a `memvault check` process reads WINDOW
+        import memvault.check.merge_ids as rule
+
+        rule.WINDOW = a.window
     t = time.perf_counter()
     root = setup(a.source, a.work, a.merges)
     print(f"setup: {time.perf_counter() - t:.0f} s; {len(git(root, 'log', '--merges', '--format=%H').split())} merges")
@@ -135,12 +140,14 @@ def main() -> None:
 
 def figures(root: Path, runs: int, state: str) -> None:
     times, found = rule_alone(root, runs)
-    merges = git(root, "log", "--first-parent", "-n200", "--format=%H %P", "HEAD").split("\n")
+    from memvault.check.merge_ids import WINDOW
+
+    merges = git(root, "log", f"-n{WINDOW}", "--format=%H %P", "HEAD").split("\n")
     shas = "".join(line.split()[0] + "\n" for line in merges if len(line.split()) > 2)
     floor = []
     for _ in range(runs):
         t0 = time.perf_counter()
-        git(root, "log", "--first-parent", "-n200", "--format=%H %ct %P", "HEAD")
+        git(root, "log", f"-n{WINDOW}", "--format=%H %ct %P", "HEAD")
         subprocess.run(["git", "diff-tree", "--stdin", "-m", "-r", "-z", "--raw", "--relative", "--", "memory"],
                        cwd=root, input=shas, capture_output=True, text=True, check=True)
         floor.append((time.perf_counter() - t0) * 1000)

@@ -99,6 +99,21 @@ def test_union_pull_reports_the_entry_an_id_moved_to(tmp_path: Path) -> None:
     assert [p.line for p in _mv024(a)] == [found[0].line]
 
 
+def test_a_merge_on_the_second_parents_side_is_seen_too(tmp_path: Path) -> None:
+    """Alpha commits the next day before pulling beta's merge: its own pull makes a merge whose
+    first parent is alpha's commit, and beta's merge (which moved the id) is the second's."""
+    a, b = _pair(tmp_path)
+    _both_write_10_15(a, b)
+    git(b, "push", "-q")
+    (a / "memory" / "2026-12-03.md").write_text("# 2026-12-03\n\n## 08:00 - Observation\nRegen in Köln\n",
+                                              encoding="utf-8")
+    git(a, "add", ".")
+    git(a, "commit", "-qm", "next day")
+    _pull(a)
+    assert git(a, "rev-parse", "HEAD^1").strip() != git(b, "rev-parse", "HEAD").strip()
+    assert [(p.path, p.line) for p in _mv024(a)] == [(p.path, p.line) for p in _mv024(b)] != []
+
+
 def test_cli_reports_it_and_exits_0_and_an_id_line_clears_it(tmp_path: Path) -> None:
     a, b = _pair(tmp_path)
     _both_write_10_15(a, b)

@@ -6,8 +6,8 @@ or by a person, end up with one of them at `…T10:15-2`: what was written on th
 `…T10:15` now names the other entry, and nothing in the files says so. memvault's own driver pins
 such ids or marks them (`Conflict:`, MV023); this rule finds the merges it did not make.
 
-In a full check of a vault in a git repository: the merges among the last `WINDOW` first-parent
-commits, the logs each changed relative to a parent (gitio/merges.py, two git calls), both
+In a full check of a vault in a git repository: the merges among the last `WINDOW` commits of
+HEAD's history (all parents: gitio/merges.py says why), the logs each changed relative to a parent (gitio/merges.py, two git calls), both
 versions read in one `cat-file --batch`. Most sync merges add entries at other minutes or after
 the others: a look at the heading lines, no parse, rules them out (`may_move`); the rest are
 parsed, once per blob. Entries are matched across
@@ -37,7 +37,7 @@ from memvault.gitio.merges import Change, merge_changes, recent_merges
 from memvault.layout import LOG_DIR, Selection
 from memvault.parsed import parse_bytes
 
-WINDOW = 200  # first-parent commits from HEAD whose merges are looked at (docs/checks.md, MV024)
+WINDOW = 200  # the newest commits of HEAD's history whose merges are looked at (docs/checks.md, MV024)
 SHOWN = 60  # characters of an entry's text in the message
 Key = tuple[object, ...]
 HEADING_LINE_RE = re.compile(rb"^[ \t]*#", re.M)

@@ -1,7 +1,7 @@
 """The recent merges of a repository and the files each one changed, as blob pairs.
 
 What `check` needs to see whether a merge moved an id (check/merge_ids.py): the merge commits
-among the last `window` first-parent commits from HEAD (one `git log`), and for each, every
+among the last `window` commits of HEAD's history (one `git log`), and for each, every
 file it changed relative to one of its parents with the parent's blob and the merge's (one
 `git diff-tree --stdin -m`, which names both blobs, so no tree is listed). Paths are relative
 to `cwd` (`--relative`): the vault may be a folder of a larger repository.
@@ -33,9 +33,13 @@ class Change:
 
 
 def recent_merges(cwd: Path, window: int) -> list[Merge]:
-    """The merge commits among the last `window` first-parent commits from HEAD, newest first;
-    [] outside a repository or before the first commit."""
-    found = run_git(["log", "--first-parent", f"-n{window}", "--format=%H %ct %P", "HEAD", "--"], cwd, check=False)
+    """The merge commits among the last `window` commits of HEAD's history, newest first;
+    [] outside a repository or before the first commit.
+
+    All parents, not only the first: after a plain `git pull` the first parent is the local
+    commit, and the merge another machine made and pushed before sits on the second parent's
+    side, where this clone must see it too."""
+    found = run_git(["log", f"-n{window}", "--format=%H %ct %P", "HEAD", "--"], cwd, check=False)
     if not found.ok:
         return []
     return parse_log(found.text)
