@@ -7,15 +7,15 @@ or by a person, end up with one of them at `…T10:15-2`: what was written on th
 such ids or marks them (`Conflict:`, MV023); this rule finds the merges it did not make.
 
 In a full check of a vault in a git repository: the merges among the last `WINDOW` commits of
-HEAD's history (all parents: gitio/merges.py says why), the logs each changed relative to a parent (gitio/merges.py, two git calls), both
-versions read in one `cat-file --batch`. Most sync merges add entries at other minutes or after
-the others: a look at the heading lines, no parse, rules them out (`may_move`); the rest are
-parsed, once per blob. Entries are matched across
-versions by their content (type, time, title, text): an id that named entry X in the parent and
-names another entry Y in the merge, while X is still there under another id, moved. An edited or
-deleted X matches nothing and is left alone. It is reported at Y's current line as long as the id
-still names Y, by default, in the working tree: an `Id:` line written on Y (a person saying what
-the id means now), an edit of Y, or a renumbering clears it.
+HEAD's history (every parent: gitio/merges.py says why) and the logs each changed relative to a
+parent (two git calls), both versions read in one `cat-file --batch`. Most merges append to a log
+or add entries at other minutes: a look at the bytes rules them out without a parse (`may_move`);
+the rest are parsed, once per blob. Entries are matched across versions by their content (type,
+time, title, text): an id that named entry X in the parent and names another entry Y in the
+merge, while X is still there under another id, moved. An edited or deleted X matches nothing
+and is left alone. It is reported at Y's current line as long as the id still names Y, by
+default, in the working tree: an `Id:` line written on Y (a person saying what the id means now),
+an edit of Y, or a renumbering clears it.
 """
 
 from __future__ import annotations
