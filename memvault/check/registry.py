@@ -44,6 +44,7 @@ RULES: dict[str, Rule] = {r.code: r for r in (
     Rule("MV020", "error", "git conflict markers in a memory file", True),
     Rule("MV021", "warning", "the same entry twice in a file (what git's union merge leaves)", True),
     Rule("MV023", "warning", "a merge kept two versions of an entry, or an id changed meaning (Conflict: line)"),
+    Rule("MV024", "warning", "an id names another entry since a merge made without memvault's driver"),
     Rule("MV100", "error", "file or folder cannot be read"),
     Rule("MV101", "error", "frontmatter does not parse"),
     Rule("MV102", "warning", "invalid UTF-8"),

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from memvault.check.changed import judge_mode, keep_changed, staged_changes
 from memvault.check.context import ContextLoader
+from memvault.check.merge_ids import merge_id_problems
 from memvault.check.moved import moved_references
 from memvault.check.registry import disabled_codes, memory_budget
 from memvault.check.report import CheckReport
@@ -85,7 +86,10 @@ def _check(vault: ParsedVault, paths: Sequence[str], now: datetime) -> CheckRepo
     all_paths = tree.paths()
     files = [load_source(rel, raw, config, tree.dates.of(rel)) for rel, raw in tree.read(all_paths).items()]
     report = CheckReport("vault", all_paths, run_rules(files, config, now=now, all_paths=all_paths))
-    return _with_skipped(report, tree.skipped, config)
+    merged: list[Problem] = []
+    if "MV024" not in disabled_codes(config):  # a full check only: it reads the recent merges
+        merged = merge_id_problems(vault.root, config, vault.selection, tree.dates, files)
+    return _with_skipped(report, tree.skipped + merged, config)
 
 
 def _with_skipped(report: CheckReport, skipped: list[Problem], config: Config) -> CheckReport:
