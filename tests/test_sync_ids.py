@@ -131,3 +131,26 @@ def test_ids_unique_and_ours_ids_name_the_same_entry(day):
         if content not in mine and content in kept and content not in marked:
             assert now[content] == old or (old, now[content]) in lost
     assert pin(merge_log(base, text, text), text, text, parse)[0] == text
+
+
+def test_two_versions_of_an_entry_with_an_id_line_do_not_share_it():
+    # an entry `memvault log` wrote (an `Id:` line) edited on two machines: a duplicate id would make
+    # `check` fail (MV010) and the hook refuse every later commit; the second version gets its own
+    base = DAY + "\n## 10:15 - Belief\nTea is good\nId: 2026-12-02T10:15-laptop\n"
+    ours, theirs = base.replace("Tea is good", "Tea is very good"), base.replace("Tea is good", "Tee ist gut")
+    text, lost = merged(base, ours, theirs)
+    got = ids(text)
+    assert got["Tea is very good"] == "2026-12-02T10:15-laptop"
+    assert got["Tee ist gut"] == "2026-12-02T10:15-laptop-2"
+    assert lost == [("2026-12-02T10:15-laptop", "2026-12-02T10:15-laptop-2")]
+    assert [p.code for p in parse_log(text, PATH, Config()).problems] == ["MV023"]
+
+
+def test_two_clones_with_one_machine_name_get_apart():
+    one = DAY + "\n## 10:16 - Observation\nfrom clone one\nId: 2026-12-02T10:16-vm\n"
+    two = DAY + "\n## 10:16 - Observation\nvom zweiten Klon\nId: 2026-12-02T10:16-vm\n"
+    text, lost = merged(DAY, one, two)
+    got = ids(text)
+    assert got == {"from clone one": "2026-12-02T10:16-vm", "vom zweiten Klon": "2026-12-02T10:16-vm-2"}
+    problems = parse_log(text, PATH, Config()).problems
+    assert [p.code for p in problems] == ["MV023"] and "machine name" in problems[0].message

@@ -123,6 +123,43 @@ def pin(merged: Merged, ours: str, theirs: str, parse: Parse) -> tuple[str, list
                    f"and this one is {new_id}: check what referred to {old}, then delete this line")
             blocks[k] = with_conflict(blocks[k], why)
             lost.append((old, new_id))
+    lost += _split_explicit(blocks, now, taken | set(final.values()) | {ev.id for ev in events},
+                            {k for k, _ in merged.conflicts})
     if blocks == merged.blocks:
         return merged.text, lost
     return join(split(merged.text).head, blocks), lost
+
+
+ID_LINE = re.compile(r"^(id[ \t]*:[ \t]*)(\S+)([ \t]*)$", re.IGNORECASE | re.MULTILINE)
+
+
+def _split_explicit(blocks: list[Block], now: dict[int, Event], taken: set[str], versions: set[int]) -> list[tuple[str, str]]:
+    """Two entries with one `Id:` line (the two versions of an entry edited on two machines, or two
+    clones that share a machine name): the first keeps it, each later one gets `<id>-2`… written
+    in, and a `Conflict:` line unless it already has one, so `check` warns (MV023) instead of
+    refusing every later commit for a duplicate id (MV010)."""
+    seen: set[str] = set()
+    lost = []
+    for k in sorted(now):
+        ev = now[k]
+        if not ev.explicit_id:
+            continue
+        if ev.id not in seen:
+            seen.add(ev.id)
+            continue
+        new_id = _fresh(ev.id + "-1", taken)
+        taken.add(new_id)
+        lines = blocks[k].text
+        last = [m for m in ID_LINE.finditer(lines) if m[2] == ev.id][-1:]
+        if not last:
+            continue
+        m = last[0]
+        text = lines[: m.start(2)] + new_id + lines[m.end(2):]
+        block = Block(blocks[k].heading, text)
+        if k not in versions:
+            block = with_conflict(block, f"id {ev.id} was also written for another entry on another clone (two "
+                                  f"clones with one machine name?); this one is {new_id} now: check what referred "
+                                  f"to {ev.id}, then delete this line")
+        blocks[k] = block
+        lost.append((ev.id, new_id))
+    return lost

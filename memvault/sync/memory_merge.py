@@ -107,8 +107,8 @@ def merge_section(base: Block, ours: Block, theirs: Block) -> tuple[Block, list[
     prose_o = [i.key for i in o if not i.bullet] != [i.key for i in b if not i.bullet]
     prose_t = [i.key for i in t if not i.bullet] != [i.key for i in b if not i.bullet]
     if prose_o and prose_t and [i.key for i in o if not i.bullet] != [i.key for i in t if not i.bullet]:
-        text = (f"{heading}\n\n<<<<<<< one machine\n{ours.text.partition(chr(10))[2].strip()}\n=======\n"
-                f"{theirs.text.partition(chr(10))[2].strip()}\n>>>>>>> another machine\n")
+        text = (f"{heading}\n\n<<<<<<< this clone (ours)\n{ours.text.partition(chr(10))[2].strip()}\n=======\n"
+                f"{theirs.text.partition(chr(10))[2].strip()}\n>>>>>>> the other side (theirs)\n")
         return Block(heading, text), [], True
     reviews: list[Review] = []
     result: list[Item] = []
