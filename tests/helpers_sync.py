@@ -130,3 +130,47 @@ def make_clones(tmp_path: Path, names: list[str], runner: CliRunner) -> tuple[Pa
         clone.sync()
         clones.append(clone)
     return remote, clones
+
+
+# -- kill -9 during a sync ------------------------------------------------------------------
+
+# A `memvault sync` that stops itself (SIGSTOP) right after writing step `argv[1]` to its step
+# file, so the test can kill it there: a kill point that does not depend on timing.
+STOPPER = """
+import os, signal, sys
+from memvault.sync import run
+STOP, ROOT = sys.argv[1], sys.argv[2]
+written = run.write_step
+def write_step(gdir, step, **extra):
+    written(gdir, step, **extra)
+    if step == STOP:
+        os.kill(os.getpid(), signal.SIGSTOP)
+run.write_step = write_step
+from memvault.cli import main
+sys.argv = ["memvault", "--vault", ROOT, "sync"]
+main()
+"""
+
+
+def pair(base: Path, runner: CliRunner) -> None:
+    """`base/remote.git` and two synced clones, `base/clone-laptop` and `base/clone-server`, that
+    name their remote by a relative path, so a copy of `base` is a world of its own."""
+    _, clones = make_clones(base, ["laptop", "server"], runner)
+    for clone in clones:
+        git(clone.root, "remote", "set-url", "origin", "../remote.git")
+
+
+def both_sides_new(base: Path, rng: random.Random, runner: CliRunner) -> tuple[Clone, Clone]:
+    """The server logs and pushes; the laptop logs, remembers and hand-edits without syncing: the
+    laptop's next sync commits, fetches, merges both days' logs, updates its files and pushes."""
+    laptop = Clone("laptop", base / "clone-laptop", hand_day())
+    server = Clone("server", base / "clone-server", hand_day())
+    for n in range(3):
+        server.log(n, rng, runner)
+        server.hand_edit(n, 600 + n, rng)
+    server.sync()
+    for n in range(3):
+        laptop.log(n, rng, runner)
+        laptop.remember(n, rng)
+        laptop.hand_edit(n, 660 + n, rng)
+    return laptop, server

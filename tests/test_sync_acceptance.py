@@ -8,15 +8,26 @@ and no file held a conflict marker after any sync."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from memvault.check.runner import check_vault
+from memvault.cli import cli
 from memvault.search.index import open_index, search_vault
+from memvault.sync.state import git_dir, in_progress, read_step
+from tests.conftest import git
 from tests.helpers_index import fresh
-from tests.helpers_sync import Clone, make_clones
+from tests.helpers_sync import STOPPER, Clone, both_sides_new, make_clones, pair
 
 NAMES = ["alpha", "bär", "ci-runner.03"]
 
@@ -96,7 +107,7 @@ def assert_converged(clones: list[Clone]) -> None:
 
 
 def test_three_clones_lose_nothing_and_agree(tmp_path, runner):
-    clones = run(tmp_path, runner, per_clone=20, seed=19, sync_every=0.3)
+    clones = run(tmp_path, runner, per_clone=20, seed=19, sync_every=0.2)
     assert_converged(clones)
 
 
@@ -105,3 +116,105 @@ def test_three_clones_lose_nothing_and_agree(tmp_path, runner):
 def test_three_clones_300_entries_each(tmp_path, runner, seed):
     clones = run(tmp_path, runner, per_clone=300, seed=seed, sync_every=0.15)
     assert_converged(clones)
+
+
+# -- kill -9 during a sync ----------------------------------------------------------------------
+
+@pytest.fixture
+def world(tmp_path, runner) -> Path:
+    """Two synced clones of a bare remote, made once per test and copied for each kill."""
+    base = tmp_path / "base"
+    base.mkdir()
+    pair(base, runner)
+    return base
+
+
+def copy_of(world: Path, name: str) -> Path:
+    target = world.parent / name
+    shutil.copytree(world, target, symlinks=True)
+    return target
+
+
+def child(root: Path, stop_at: str | None = None) -> subprocess.Popen:
+    args = ["-c", STOPPER, stop_at, str(root)] if stop_at else ["-m", "memvault", "--vault", str(root), "sync"]
+    return subprocess.Popen([sys.executable, *args], start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def killed(proc: subprocess.Popen, group: bool = True) -> None:
+    """SIGKILL the sync (with `group`, every git and merge driver it started too, as a crash would)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL) if group else os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    if not group:  # the git it started may still run, orphaned: let it finish as it would
+        deadline = time.time() + 10
+        while time.time() < deadline and subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True).stdout:
+            time.sleep(0.02)
+
+
+def after_kill(laptop: Clone, runner) -> str | None:
+    """What status says is under way (None: nothing); asserts git is in no state status hides."""
+    gdir = git_dir(laptop.root)
+    busy = in_progress(laptop.root)
+    shown = json.loads(runner.invoke(cli, ["--vault", str(laptop.root), "status", "--json"]).output)
+    if "sync" in shown:  # the status section (i19-watch) says the same as the library
+        assert (shown["sync"]["in_progress"] or {}).get("message") == (busy.message if busy else None)
+    if read_step(gdir) is not None:
+        assert busy is not None and busy.what == "sync" and busy.ours and "interrupted" in busy.message, busy
+    leftovers = [name for name in ("MERGE_HEAD", "index.lock", "HEAD.lock") if (gdir / name).exists()]
+    assert not leftovers or busy is not None, f"git has {leftovers} and status says nothing"
+    return busy.message if busy else None
+
+
+def recovered(laptop: Clone, server: Clone, expected: list[str], busy: str | None) -> None:
+    report = laptop.sync()
+    assert report.result in ("pushed", "merged", "up to date", "pulled"), report
+    assert (report.recovered is not None) == (busy is not None), (report.recovered, busy)
+    assert in_progress(laptop.root) is None and read_step(git_dir(laptop.root)) is None
+    server.sync()
+    laptop.sync()
+    for clone in (laptop, server):
+        assert clone.markers() == [], clone.markers()
+        found = clone.tokens()
+        assert sorted(found) == sorted(expected), clone.name
+        assert all(len(ids) == 1 for ids in found.values()), {t: i for t, i in found.items() if len(i) > 1}
+        report = check_vault(clone.vault())
+        assert report.problems == [], [f"{p.code} {p.file}:{p.line} {p.message}" for p in report.problems]
+        assert not git(clone.root, "status", "--porcelain", "--", "memory", "MEMORY.md").strip()
+    assert laptop.tokens() == server.tokens()
+
+
+@pytest.mark.parametrize("step", ["update files", "push",
+                                  pytest.param("commit", marks=pytest.mark.slow),
+                                  pytest.param("merge", marks=pytest.mark.slow)])
+def test_a_sync_killed_at_a_step_is_reported_and_recovered(world, runner, step):
+    laptop, server = both_sides_new(world, random.Random(step), runner)
+    proc = child(laptop.root, stop_at=step)
+    _, status = os.waitpid(proc.pid, os.WUNTRACED)
+    assert os.WIFSTOPPED(status), proc.stderr.read().decode() if proc.stderr else status
+    killed(proc)
+    busy = after_kill(laptop, runner)
+    assert busy is not None and f"interrupted during {step}" in busy
+    recovered(laptop, server, laptop.written + server.written, busy)
+
+
+@pytest.mark.slow
+def test_kill_9_at_random_points_20_runs(world, runner, capsys):
+    """20 kills spread over a sync's measured duration; half kill only the sync's own process
+    (its git runs on, orphaned), half its whole process group (a crash)."""
+    laptop, _ = both_sides_new(copy_of(world, "timing"), random.Random(0), runner)
+    start = time.monotonic()
+    assert child(laptop.root).wait() == 0
+    duration = time.monotonic() - start
+    rng, hit = random.Random(1919), []
+    for run in range(20):
+        laptop, server = both_sides_new(copy_of(world, f"run{run}"), random.Random(run), runner)
+        proc = child(laptop.root)
+        time.sleep(rng.uniform(0, duration))
+        killed(proc, group=run % 2 == 0)
+        step = read_step(git_dir(laptop.root))
+        hit.append((step or {}).get("step", "-"))
+        recovered(laptop, server, laptop.written + server.written, after_kill(laptop, runner))
+    with capsys.disabled():
+        print(f"\nsync took {duration:.2f}s; killed at steps: {hit}")
+    assert len(set(hit)) >= 3, hit
