@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from memvault.check.runner import check_vault
 from memvault.cli import cli
 from memvault.search.index import open_index, search_vault
 from memvault.sync.state import git_dir, in_progress, read_step
+from memvault.write.log import log_entry
 from tests.conftest import git
 from tests.helpers_index import fresh
 from tests.helpers_sync import STOPPER, Clone, both_sides_new, make_clones, pair
@@ -218,3 +220,94 @@ def test_kill_9_at_random_points_20_runs(world, runner, capsys):
     with capsys.disabled():
         print(f"\nsync took {duration:.2f}s; killed at steps: {hit}")
     assert len(set(hit)) >= 3, hit
+
+
+# -- recorded time across clones ----------------------------------------------------------------
+
+DAY = "2026-11-20"
+
+
+def at_clock(monkeypatch, hhmm: str) -> None:
+    """Every git commit from now on (the hook's, sync's merge) is dated `DAY hhmm` UTC."""
+    stamp = f"{DAY}T{hhmm}:00+00:00"
+    monkeypatch.setenv("GIT_COMMITTER_DATE", stamp)
+    monkeypatch.setenv("GIT_AUTHOR_DATE", stamp)
+
+
+def recorded(runner, clone: Clone, hhmm: str) -> list[str]:
+    """The texts `asof --recorded` lists at `DAY hhmm` UTC on `clone` (through the CLI)."""
+    out = runner.invoke(cli, ["--vault", str(clone.root), "asof", f"{DAY} {hhmm}", "--recorded", "--json"],
+                        catch_exceptions=False).output
+    return sorted(d["content"] for d in json.loads(out) if d["content"].startswith("Sync-Test"))
+
+
+def timeless(answer):
+    """An answer without the confidence decayed to now (two calls a millisecond apart may differ)."""
+    if isinstance(answer, dict):
+        return {k: timeless(v) for k, v in answer.items() if k != "confidence"}
+    return [timeless(v) for v in answer] if isinstance(answer, list) else answer
+
+
+def logged(clone: Clone, hhmm: str, text: str) -> None:
+    log_entry(clone.vault(), f"Sync-Test {text}", at=datetime.fromisoformat(f"{DAY}T{hhmm}:00+00:00"))
+
+
+def commit_here(clone: Clone) -> None:
+    """A local commit (the hook runs), as `watch --commit` or a person makes one, not pushed."""
+    git(clone.root, "add", "-A", "--", "memory")
+    git(clone.root, "commit", "-qm", "local")
+
+
+@pytest.fixture
+def two(tmp_path, runner, monkeypatch) -> tuple[Clone, Clone]:
+    at_clock(monkeypatch, "09:00")
+    _, clones = make_clones(tmp_path, ["laptop", "server"], runner)
+    return clones[0], clones[1]
+
+
+GRID = ["09:30", "10:05", "10:15", "10:25", "10:35", "10:45"]
+
+
+def test_recorded_time_is_the_shared_first_parent_line(two, runner, monkeypatch):
+    """An entry a clone committed at 10:10 and synced at 10:20, when the remote had moved (a merge
+    was needed), is recorded from 10:20 (the merge's time) on every clone; before the sync the
+    clone that made it said 10:10. An entry pushed without a merge (10:30 commit, 10:40 sync) is
+    recorded from its commit's time, 10:30, also on the clone that pulled it later."""
+    laptop, server = two
+    at_clock(monkeypatch, "10:00")
+    logged(laptop, "09:58", "Alpha: Drucker im 2. OG druckt wieder")
+    laptop.sync()
+    at_clock(monkeypatch, "10:10")
+    logged(server, "10:09", "Beta: backup job moved to 03:00 UTC")
+    commit_here(server)
+    alone = {t: recorded(runner, server, t) for t in GRID}  # builds the server's recorded index
+    assert alone["10:15"] == ["Sync-Test Beta: backup job moved to 03:00 UTC"]
+    at_clock(monkeypatch, "10:20")
+    assert server.sync().result == "merged"
+    at_clock(monkeypatch, "10:30")
+    logged(server, "10:29", "Beta: Zertifikat für „api.example“ erneuert")
+    commit_here(server)
+    at_clock(monkeypatch, "10:40")
+    assert server.sync().result == "pushed"
+    at_clock(monkeypatch, "10:50")
+    assert laptop.sync().result == "pulled"
+
+    alpha, beta, cert = ("Sync-Test Alpha: Drucker im 2. OG druckt wieder",
+                         "Sync-Test Beta: backup job moved to 03:00 UTC",
+                         "Sync-Test Beta: Zertifikat für „api.example“ erneuert")
+    expected = {"09:30": [], "10:05": [alpha], "10:15": [alpha], "10:25": [alpha, beta],
+                "10:35": sorted([alpha, beta, cert]), "10:45": sorted([alpha, beta, cert])}
+    for clone in (laptop, server):
+        assert {t: recorded(runner, clone, t) for t in GRID} == expected, clone.name
+    # the answers come from each clone's stored index; a fresh index answers the same
+    for clone in (laptop, server):
+        shutil.rmtree(clone.root / ".memvault")
+        assert {t: recorded(runner, clone, t) for t in GRID} == expected, clone.name
+    # `changes` and `history` walk the same line: the same answers on both clones
+    beta_id = next(e.id for e in laptop.vault().timeline.events if e.content == beta)
+    for args in (["changes", "--since", f"{DAY} 10:12", "--until", f"{DAY} 10:22", "--json"], ["history", beta_id, "--json"]):
+        answers = [timeless(json.loads(runner.invoke(cli, ["--vault", str(c.root), *args],
+                                                     catch_exceptions=False).output)) for c in (laptop, server)]
+        assert answers[0] == answers[1], args
+        assert beta in json.dumps(answers[0], ensure_ascii=False), answers[0]
+    assert [c["date"] for c in answers[0]["commits"]] == [f"{DAY}T10:20:00+00:00"]  # the merge, not 10:10
