@@ -200,6 +200,23 @@ def test_a_sync_killed_at_a_step_is_reported_and_recovered(world, runner, step):
     recovered(laptop, server, laptop.written + server.written, busy)
 
 
+
+def test_a_sync_killed_while_git_rewrites_the_files_loses_nothing(world, runner):
+    """Killed inside `git merge --ff-only`: git had unlinked a log it was replacing and not yet
+    written the new one, and held the index lock (what a kill there leaves; the slow tests below
+    hit it by timing). The next sync must not take the missing file for the person's deletion."""
+    laptop, server = both_sides_new(world, random.Random(7), runner)
+    proc = child(laptop.root, stop_at="update files")
+    _, status = os.waitpid(proc.pid, os.WUNTRACED)
+    assert os.WIFSTOPPED(status)
+    killed(proc)
+    (laptop.root / "memory" / f"{laptop.hand_day}.md").unlink()
+    (git_dir(laptop.root) / "index.lock").write_bytes(b"")
+    busy = after_kill(laptop, runner)
+    assert busy is not None and "interrupted during update files" in busy
+    recovered(laptop, server, laptop.written + server.written, busy)
+
+
 @pytest.mark.slow
 def test_kill_9_at_random_points_20_runs(world, runner, capsys):
     """20 kills spread over a sync's measured duration; half kill only the sync's own process
@@ -220,6 +237,31 @@ def test_kill_9_at_random_points_20_runs(world, runner, capsys):
     with capsys.disabled():
         print(f"\nsync took {duration:.2f}s; killed at steps: {hit}")
     assert len(set(hit)) >= 3, hit
+
+
+def when_step(root: Path, step: str, proc: subprocess.Popen) -> bool:
+    """Wait until the sync in `root` writes `step` (False when it ended first)."""
+    gdir = git_dir(root)
+    while proc.poll() is None:
+        if (read_step(gdir) or {}).get("step") == step:
+            return True
+        time.sleep(0.0005)
+    return False
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("step", ["merge", "update files", "push"])
+def test_kill_9_inside_a_step_10_runs(world, runner, step):
+    """Kills a few milliseconds into `step` (the merge driver running, git updating the files
+    under the vault lock, git pushing), where a kill at a random time of the whole sync rarely falls."""
+    rng = random.Random(step)
+    for run in range(10):
+        laptop, server = both_sides_new(copy_of(world, f"{step}-{run}"), random.Random(run), runner)
+        proc = child(laptop.root)
+        assert when_step(laptop.root, step, proc), proc.stderr.read().decode() if proc.stderr else ""
+        time.sleep(rng.uniform(0, 0.06))
+        killed(proc, group=run % 2 == 0)
+        recovered(laptop, server, laptop.written + server.written, after_kill(laptop, runner))
 
 
 # -- recorded time across clones ----------------------------------------------------------------

@@ -138,12 +138,45 @@ def _recover(root: Path, gdir: Path, config: Config, say: Say) -> str | None:
     gitlock.remove_stale(gdir, common, top, say, stale_after=0.0, extra=extra)
     for left in top.glob(".merge_file_*"):  # the driver's input copies a killed merge-tree leaves
         left.unlink(missing_ok=True)
+    if step.get("step") == "update files":
+        _undo_half_update(root, step)
     if (gdir / "MERGE_HEAD").exists():
         _git(root, "merge", "--abort", check=False)
     clear_step(gdir)
     what = f"a sync killed during {step.get('step')} was recovered"
     say(what)
     return what
+
+
+def _undo_half_update(root: Path, step: dict) -> None:
+    """A sync killed inside `git merge --ff-only` leaves HEAD where it was and the files half
+    updated: some at the merged version, some unlinked and not yet rewritten. Put each file the
+    update touches back at HEAD's version when it holds HEAD's, the target's or nothing, so the
+    next commit of pending changes does not take git's half-done work for the person's (a missing
+    log committed as deleted loses its entries). A file with other content was edited since: it stays."""
+    head, target = step.get("head"), step.get("target")
+    if not isinstance(head, str) or not isinstance(target, str) or _sha(root, "HEAD") != head:
+        return
+    listed = _git(root, "diff", "--name-only", "--relative", "-z", head, target, check=False)
+    back: list[str] = []
+    gone: list[str] = []
+    for path in filter(None, listed.text.split("\0") if listed.ok else []):
+        was, new = _blob(root, f"{head}:./{path}"), _blob(root, f"{target}:./{path}")
+        if (root / path).is_file():
+            now = _git(root, "hash-object", "--", path, check=False).text.strip()
+            if now not in (was, new):
+                continue
+        (back if was else gone).append(path)
+    if back:
+        _git(root, "--literal-pathspecs", "checkout", "-q", head, "--", *back)
+    for path in gone:  # new in the target and written already: the update writes it again
+        (root / path).unlink(missing_ok=True)
+        _git(root, "--literal-pathspecs", "rm", "-q", "--cached", "--ignore-unmatch", "--", path, check=False)
+
+
+def _blob(root: Path, spec: str) -> str | None:
+    found = _git(root, "rev-parse", "--verify", "--quiet", spec, check=False)
+    return found.text.strip() if found.ok else None
 
 
 def _finish_for_person(root: Path, gdir: Path, step: dict) -> str:
@@ -331,8 +364,8 @@ def _fast_forward(root: Path, gdir: Path, target: str) -> bool:
     """Move HEAD and the files to `target` (a descendant of HEAD); False when git refused because
     the vault changed since the commit (a file edited by hand, another commit: git then changed
     nothing, and the caller integrates again)."""
-    write_step(gdir, "update files")
     head = _sha(root, "HEAD")
+    write_step(gdir, "update files", head=head, target=target)  # what _undo_half_update needs
     done = _git(root, "merge", "--ff-only", "--quiet", target, check=False)
     if done.ok:
         return True
