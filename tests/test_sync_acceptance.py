@@ -353,3 +353,22 @@ def test_recorded_time_is_the_shared_first_parent_line(two, runner, monkeypatch)
         assert answers[0] == answers[1], args
         assert beta in json.dumps(answers[0], ensure_ascii=False), answers[0]
     assert [c["date"] for c in answers[0]["commits"]] == [f"{DAY}T10:20:00+00:00"]  # the merge, not 10:10
+
+
+# -- a freeform section two machines add ---------------------------------------------------------
+
+def test_a_section_heading_two_machines_add_keeps_both_and_reports_the_moved_id(tmp_path, runner):
+    """Both machines start `## Notizen` in the same day's log: each side's note was `…#notizen`;
+    after the merge one of them is `…#notizen~2`, and check says so on both clones."""
+    _, (laptop, server) = make_clones(tmp_path, ["laptop", "server"], runner)
+    day = laptop.hand_day
+    for clone, text in ((laptop, "Kisten für Küche & Bad gepackt"), (server, "Boxes labelled, keys at Frau Öztürk's")):
+        (clone.root / "memory" / f"{day}.md").write_text(f"# {day}\n\n## Notizen\n\n{text}\n", encoding="utf-8")
+    for clone in (laptop, server, laptop):
+        clone.sync()
+    for clone in (laptop, server):
+        notes = {e.id: e.content for e in clone.vault().timeline.events if e.file == f"memory/{day}.md"}
+        assert sorted(notes) == [f"{day}#notizen", f"{day}#notizen~2"], notes
+        problems = check_vault(clone.vault()).problems  # MV023 (the merge's Conflict: line) or MV024 (check's walk)
+        assert [p.code in ("MV023", "MV024") and f"{day}#notizen" in p.message for p in problems] == [True], problems
+    assert laptop.markdown() == server.markdown()
