@@ -4,7 +4,9 @@ remember and a text editor, and read back by a fresh parse."""
 
 from __future__ import annotations
 
+import json
 import random
+import urllib.request
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
@@ -43,6 +45,7 @@ class Clone:
     root: Path
     hand_day: str
     written: list[str] = field(default_factory=list)  # tokens, in the order written
+    api: str | None = None  # a `memvault serve` of this clone on loopback: remember goes over HTTP
 
     def vault(self) -> Vault:
         return Vault.open(self.root)
@@ -79,9 +82,15 @@ class Clone:
 
     def remember(self, n: int, rng: random.Random) -> str:
         tok = token(self.name, "mw", n)
-        done = call(MemoryStore(self.vault()), "remember", {
-            "agent_id": f"agent-{self.name}", "type": rng.choice(["semantic", "episodic"]),
-            "content": f"{rng.choice(SAYINGS)} {tok}"})
+        request = {"agent_id": f"agent-{self.name}", "type": rng.choice(["semantic", "episodic"]),
+                   "content": f"{rng.choice(SAYINGS)} {tok}"}
+        if self.api:
+            req = urllib.request.Request(self.api + "/remember", data=json.dumps(request).encode(), method="POST",
+                                         headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                done = json.loads(resp.read())
+        else:
+            done = call(MemoryStore(self.vault()), "remember", request)
         assert done["id"], done
         self.written.append(tok)
         return tok
