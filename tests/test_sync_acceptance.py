@@ -41,16 +41,16 @@ class Seen:
     """Every (id → token) a clone showed after a sync: an id must keep naming its entry."""
 
     def __init__(self) -> None:
-        self.names: dict[str, str] = {}
+        self.names: dict[str, str] = {}  # id → token
+        self.ids: dict[str, str] = {}  # token → id
 
     def look(self, clone: Clone, where: str) -> None:
         for tok, ids in clone.tokens().items():
             assert len(ids) == 1, f"{where}: {tok} is in {len(ids)} entries on {clone.name}: {ids}"
             before = self.names.setdefault(ids[0], tok)
             assert before == tok, f"{where}: id {ids[0]} named {before}, now names {tok} on {clone.name}"
-            for other_id, other_tok in self.names.items():
-                if other_tok == tok and other_id != ids[0]:
-                    pytest.fail(f"{where}: {tok} was {other_id}, on {clone.name} it is {ids[0]}")
+            was = self.ids.setdefault(tok, ids[0])
+            assert was == ids[0], f"{where}: {tok} was {was}, on {clone.name} it is {ids[0]}"
 
 
 def run(tmp_path: Path, runner, per_clone: int, seed: int, sync_every: float) -> list[Clone]:
@@ -107,6 +107,7 @@ def interleave(clones: list[Clone], runner, rng: random.Random, per_clone: int, 
 
 
 def synced(clone: Clone, seen: Seen, where: str) -> None:
+    seen.look(clone, f"before the sync at {where} ({clone.name})")
     report = clone.sync()
     assert report.result in ("up to date", "pushed", "pulled", "merged"), report
     assert report.conflicts == [], f"{where}: {report.conflicts}"
