@@ -7,7 +7,8 @@ Setup (not timed): the vault committed into a new repository, a bare clone as th
 second clone (two machines). Then, each a whole `memvault sync` process, p50/p95 over --runs:
   - up to date: nothing pending, nothing new on the remote; floor: `git fetch` alone, same clone;
   - push: one `memvault log` entry pending here, the remote has not moved (commit through the
-    hook, fetch, push); floor: `git fetch` + `git push` of a one-line change committed without hook;
+    hook, fetch, push); floors: `git fetch` + `git push` of a one-line change committed without hook,
+    and `git commit` of a logged entry through the pre-commit hook alone;
   - merge: both machines logged an entry to today's file since the last sync; the second one's
     sync merges (merge-tree through the memvault driver, commit-tree, fast-forward, push); floor:
     `git merge-tree` of the same two commits with git's union driver (no Python);
@@ -97,8 +98,15 @@ def main() -> None:
         git(a, "add", "bench-floor.txt")
         git(a, "commit", "-qn", "-m", "floor")
         floor.append(git(a, "fetch", "-q", "origin") + git(a, "push", "-q", "origin", "HEAD"))
+    hook = []
+    for i in range(n):  # what the push's commit of pending work costs alone: git commit through the hook
+        mv(a, "log", f"bench hook {i}")
+        git(a, "add", "-A", "memory")
+        hook.append(git(a, "commit", "-q", "-m", f"hook {i}"))
+    mv(a, "sync")
     print(f"push        sync     {stats(push)}")
     print(f"  floor     fetch+push {stats(floor)}")
+    print(f"  floor     git commit through the pre-commit hook {stats(hook)}")
     mv(b, "sync", machine="beta")
     merge, mfloor, gfloor = [], [], []
     for i in range(n):
