@@ -154,3 +154,17 @@ def test_commits_what_the_vault_selects_and_nothing_else(vault):
     assert "+ " in done.message and "Answer in German" in done.message and "Regal bauen" in done.message
     left = git(vault.root, "status", "--porcelain", "--untracked-files=all").splitlines()
     assert sorted(left) == [" M README.md", "?? memory/drafts/halb.md"]  # the template's README, an excluded draft
+
+
+def test_a_file_removed_or_moved_with_git_itself_is_committed(vault_dir):
+    root = init_vault(vault_dir, timezone="UTC")
+    (root / "memory" / "2026-11-01.md").write_text("# 2026-11-01\n\n## 09:00 - Observation\nAlt\n", encoding="utf-8")
+    (root / "memory" / "2026-11-02.md").write_text("# 2026-11-02\n\n## 09:00 - Observation\nZwei\n", encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "two days")
+    git(root, "rm", "-q", "memory/2026-11-01.md")
+    git(root, "mv", "memory/2026-11-02.md", "memory/2026-11-03.md")
+    done = commit_vault(root, Vault.open(root).config)
+    assert done is not None
+    assert git(root, "status", "--porcelain") == ""
+    assert [p for p in git(root, "ls-files", "memory").split() if p.endswith(".md")] == ["memory/2026-11-03.md"]

@@ -393,3 +393,17 @@ def test_any_text_merges_without_an_error_and_keeps_every_line_a_side_added(text
     for side in (ours, theirs):
         for line in set(side.split("\n")) - set(base.split("\n")):
             assert line in kept or not line.strip(), line
+
+
+def test_an_entry_a_merge_marked_elsewhere_is_still_the_same_entry_here():
+    # a copy of a clone holds an entry as written; the remote's version of it gained a `Conflict:`
+    # line (and an `Id:` pin) in another clone's merge: one entry, the remote's version
+    written = entry("09:00", "Observation", "laptop at nine")
+    marked = written.rstrip("\n") + "\nId: 2026-12-02T09:00-2\nConflict: id 2026-12-02T09:00 named this entry\n"
+    ours, theirs = BASE + marked, BASE + written
+    m = merge_log(BASE, ours, theirs)
+    assert contents(m.text).count("laptop at nine") == 1 and "Conflict: id" in m.text
+    # two entries that differ only by their own Id: lines are two entries
+    a = written.rstrip("\n") + "\nId: 2026-12-02T09:00-alpha\n"
+    b = written.rstrip("\n") + "\nId: 2026-12-02T09:00-beta\n"
+    assert contents(merge_log(BASE, BASE + a, BASE + b).text).count("laptop at nine") == 2

@@ -239,3 +239,28 @@ def test_recovery_removes_what_a_killed_merge_left_in_the_work_tree(tmp_path: Pa
     report = sync(Vault.open(b))
     assert report.recovered and "merge" in report.recovered
     assert not (b / ".merge_file_Ab12Cd").exists()
+
+
+def test_a_log_deleted_on_one_machine_and_changed_on_the_other_is_the_persons_choice(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = _pair(tmp_path, monkeypatch)
+    monkeypatch.setenv("MEMVAULT_MACHINE", "alpha")
+    day = "memory/2026-11-20.md"
+    (a / day).write_text("# 2026-11-20\n\n## 09:00 - Observation\nUmzugskartons bestellt\n", encoding="utf-8")
+    sync(Vault.open(a))
+    monkeypatch.setenv("MEMVAULT_MACHINE", "beta")
+    sync(Vault.open(b))
+    monkeypatch.setenv("MEMVAULT_MACHINE", "alpha")
+    (a / day).unlink()
+    sync(Vault.open(a))
+    monkeypatch.setenv("MEMVAULT_MACHINE", "beta")
+    with (b / day).open("a", encoding="utf-8") as f:
+        f.write("\n## 10:00 - Observation\nThe boxes arrive on Friday\n")
+    with pytest.raises(SyncStopped, match=f"{day}: deleted on one machine, changed on the other: `git add {day}`"):
+        sync(Vault.open(b))
+    with pytest.raises(SyncStopped, match="git rm"):  # nothing decided yet: it says the same again
+        sync(Vault.open(b))
+    git(b, "add", day)  # keep it
+    report = sync(Vault.open(b))
+    assert report.recovered == "the merge you resolved was committed"
+    assert "The boxes arrive on Friday" in (b / day).read_text(encoding="utf-8")

@@ -14,6 +14,8 @@ from dataclasses import dataclass, replace
 
 from memvault.entries.daily import scan
 
+CONFLICT_LINE = re.compile(r"^conflict[ \t]*:", re.IGNORECASE)
+ID_LINE = re.compile(r"^id[ \t]*:", re.IGNORECASE)
 TIME_RE = re.compile(r"^##[ \t]+(\d{1,2}):(\d{2})(?::(\d{2}))?(?!\d)")
 # The lines git writes around a text conflict; a merge of memory must never leave them in a file.
 MARKER_RE = re.compile(r"^(<{7}|={7}|>{7}|\|{7})(?:[ \t].*)?$")
@@ -43,6 +45,16 @@ class Block:
     def body(self) -> str:
         """The text, trailing blank lines aside: what two versions compare by."""
         return self.text.rstrip()
+
+    @property
+    def core(self) -> tuple[str, str, bool]:
+        """What a merge may have added to a block taken away: (the body without `Conflict:` lines,
+        that also without `Id:` lines, whether it has an `Id:` line). The same entry that one side
+        got through a merge (a `Conflict:` line, an `Id:` pinning it) and another clone still holds
+        as written is one entry, not two."""
+        lines = [ln for ln in self.body.split("\n") if not CONFLICT_LINE.match(ln)]
+        bare = [ln for ln in lines if not ID_LINE.match(ln)]
+        return "\n".join(lines), "\n".join(bare), len(bare) != len(lines)
 
 
 @dataclass(frozen=True)

@@ -246,7 +246,12 @@ def _commit(root: Path, paths: list[str], message: str) -> CommitResult:
     broken reference), the index of `paths` is put back as it was, so nothing the refusal was
     about stays staged for the person's next `git commit`."""
     saved = _index_entries(root, paths)
-    _git(root, "add", "-A", "--", *paths)
+    # A path neither on disk nor in the index is a deletion already staged (`git rm`, `git mv`):
+    # `git add` would fail on it ("did not match any files"), `git commit -- PATH` takes it as it is.
+    prefix = repo_prefix(root)
+    addable = [p for p in paths if (root / p).exists() or (root / p).is_symlink() or prefix + p in saved]
+    if addable:
+        _git(root, "add", "-A", "--", *addable)
     try:
         _git(root, *fallback_identity(root), "commit", "-q", "-m", message, "--", *paths)
     except GitError as exc:

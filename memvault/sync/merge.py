@@ -106,6 +106,7 @@ def merge_log(base: str, ours: str, theirs: str) -> Merged:
     conflicts: list[tuple[int, str]] = []
     touched: set[int] = set()
     seen: set[str] = set()  # the texts put so far (kept as a set: a day of thousands of entries)
+    bare: dict[str, set[bool]] = {}  # the same without Id: lines -> whether those had one
 
     def put(block: Block, origin: Origin, why: str | None = None) -> None:
         if why:
@@ -113,12 +114,18 @@ def merge_log(base: str, ours: str, theirs: str) -> Merged:
             block = with_conflict(block, why)
         out.append(block)
         origins.append(origin)
-        seen.add(block.body)
+        core, no_id, has_id = block.core
+        seen.add(core)
+        bare.setdefault(no_id, set()).add(has_id)
+
+    def said(block: Block) -> bool:
+        core, no_id, has_id = block.core
+        return core in seen or (no_id in bare and (not has_id or False in bare[no_id]))
 
     def added_after(i: int) -> None:
         for side, blocks, js in (("ours", o.blocks, after_o.get(i, [])), ("theirs", t.blocks, after_t.get(i, []))):
             for j in js:
-                if blocks[j].body not in seen:
+                if not said(blocks[j]):
                     touched.add(len(out))
                     put(blocks[j], Origin(side, j))
 

@@ -42,6 +42,7 @@ from memvault.sync.state import (
 )
 
 ATTEMPTS = 5
+DELETED_ONE_SIDE = "deleted on one machine, changed on the other: `git add {name}` keeps it, `git rm {name}` lets it go"
 Say = Callable[[str], None]
 
 
@@ -187,13 +188,13 @@ def _finish_for_person(root: Path, gdir: Path, step: dict) -> str:
     if not (gdir / "MERGE_HEAD").exists():
         clear_step(gdir)
         return "the merge left for you is gone (aborted); syncing again"
-    unmerged = _git(root, "diff", "--name-only", "--relative", "--diff-filter=U").text.split()
+    stages = unmerged_stages(root)
+    unmerged = sorted(stages)
     left = []
     for name in unmerged:
         path = root / name
-        if not path.is_file():
-            left.append(f"{name} (deleted on one machine, changed on the other: `git add {name}` keeps it, "
-                        f"`git rm {name}` lets it go)")
+        if not {2, 3} <= stages[name] or not path.is_file():
+            left.append(f"{name} ({DELETED_ONE_SIDE.format(name=name)})")
         elif marker_lines(path.read_text(encoding="utf-8", errors="replace")):
             left.append(f"{name} (still holds <<<<<<< ======= >>>>>>> lines)")
         else:
@@ -396,13 +397,26 @@ def _marked(root: Path, before: str, after: str) -> list[str]:
     return out
 
 
+def unmerged_stages(root: Path) -> dict[str, set[int]]:
+    """{vault-relative path: its index stages} of the paths a merge left unmerged: 2 and 3 both for
+    two versions to reconcile; one of them missing for a file deleted on one side."""
+    out = _git(root, "ls-files", "-u", "-z", "--", ".").text
+    stages: dict[str, set[int]] = {}
+    for item in filter(None, out.split("\0")):
+        info, _, name = item.partition("\t")
+        stages.setdefault(name, set()).add(int(info.split()[2]))
+    return stages
+
+
 def _stop_for_person(root: Path, gdir: Path, up: str, messages: str) -> None:
     """Leave the merge in git's usual state for the person (the caller holds the vault's lock)."""
     files = sorted({ln.split("\t")[-1] for ln in messages.split("\n")[1:] if "\t" in ln})
     write_step(gdir, "stopping", files=files)
     _git(root, *fallback_identity(root), "merge", "--no-ff", "--no-commit", "--allow-unrelated-histories", up, check=False)
-    conflicted = _git(root, "diff", "--name-only", "--diff-filter=U").text.split() or files
-    write_step(gdir, "stopped", files=conflicted)
+    stages = unmerged_stages(root)
+    conflicted = sorted(stages) or files
+    deleted = [f for f in conflicted if f in stages and not {2, 3} <= stages[f]]
+    write_step(gdir, "stopped", files=conflicted, deleted=deleted)
     raise SyncStopped(in_progress(root, gdir).message + f" ({', '.join(conflicted)})")  # type: ignore[union-attr]
 
 

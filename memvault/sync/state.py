@@ -87,11 +87,17 @@ def in_progress(root: Path, gdir: Path | None = None) -> Progress | None:
     step = read_step(gdir)
     merging = (gdir / "MERGE_HEAD").exists()
     if step is not None and step.get("step") == "stopped":
-        names = step.get("files") or ["MEMORY.md"]
-        why = ("prose changed on two machines, which memvault leaves to you" if names == ["MEMORY.md"]
-               else "changed on two machines in ways neither memvault (MEMORY.md prose) nor git could merge")
-        return Progress("merge", True, f"sync stopped for you: {', '.join(names)}: {why}; edit each file (keep "
-                        "what should stay, remove the <<<<<<< ======= >>>>>>> lines), then run `memvault sync` again")
+        deleted = [f for f in step.get("deleted") or [] if isinstance(f, str)]
+        names = [f for f in step.get("files") or [] if f not in deleted] or ([] if deleted else ["MEMORY.md"])
+        parts = []
+        if names:
+            why = ("prose changed on two machines, which memvault leaves to you" if names == ["MEMORY.md"]
+                   else "changed on two machines in ways neither memvault (MEMORY.md prose) nor git could merge")
+            parts.append(f"{', '.join(names)}: {why}; edit each file (keep what should stay, remove the "
+                         "<<<<<<< ======= >>>>>>> lines)")
+        parts += [f"{f}: deleted on one machine, changed on the other: `git add {f}` keeps it, `git rm {f}` "
+                  "lets it go" for f in deleted]
+        return Progress("merge", True, "sync stopped for you: " + "; ".join(parts) + "; then run `memvault sync` again")
     if step is not None and not (isinstance(step.get("pid"), int) and alive(step["pid"]) and step["pid"] != os.getpid()):
         return Progress("sync", True, f"a sync was interrupted during {step.get('step')} (process {step.get('pid')} "
                         "is gone); the next `memvault sync` finishes it")
