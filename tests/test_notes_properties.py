@@ -154,7 +154,7 @@ def parse(text: str) -> list[Event]:
     return parse_log(text, PATH, CFG).events
 
 
-@fast(200)
+@fast(80)
 @given(sections(), st.data())
 def test_editing_one_section_changes_no_other_id(secs, data):
     editable = [i for i, s in enumerate(secs) if s.heading]
@@ -171,7 +171,7 @@ def test_editing_one_section_changes_no_other_id(secs, data):
     assert before == after
 
 
-@fast(300)
+@fast(100)
 @given(sections(), st.data())
 def test_renaming_a_heading_changes_only_the_documented_ids(secs, data):
     named = [i for i, s in enumerate(secs) if s.heading]

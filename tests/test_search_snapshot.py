@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from memvault.search.index import open_index
 from tests.helpers_index import entry, make_vault, write_log
 
 
+@pytest.mark.slow  # a few seconds of real reindexing / polling; the slow suite runs it
 def test_hits_do_not_vanish_while_their_file_is_reindexed(vault_dir):
     vault = make_vault(vault_dir)
     texts = [entry(f"09:{m:02d}", "Observation", f"Laborbuch Eintrag {m}: Probe pipettiert") for m in range(40)]

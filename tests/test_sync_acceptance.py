@@ -139,7 +139,7 @@ def assert_converged(clones: list[Clone]) -> None:
 
 
 def test_three_clones_lose_nothing_and_agree(tmp_path, runner):
-    clones = run(tmp_path, runner, per_clone=20, seed=19, sync_every=0.15)
+    clones = run(tmp_path, runner, per_clone=12, seed=19, sync_every=0.2)
     assert_converged(clones)
 
 

@@ -206,6 +206,7 @@ def test_rm_rf_memvault_under_a_running_watcher_still_refuses_a_second(vault, ru
         first.finish()
 
 
+@pytest.mark.slow  # a few seconds of real reindexing / polling; the slow suite runs it
 def test_polling_sees_a_same_size_edit_with_the_mtime_put_back(vault):
     path = vault / DAY
     path.write_text(log_file("2026-02-21", entry("09:15", "Atlas kickoff Monday")))
