@@ -93,6 +93,7 @@ def sync(vault: ParsedVault, *, remote: str | None = None, push: bool = True, sa
     with locked(derived / "sync.lock", timeout=2.0, what="sync (another sync is running)"):
         report = SyncReport("up to date")
         try:
+            report.remote, report.branch, _ = upstream_of(root, remote, settings.get("branch"))  # said even if it stops
             report.recovered = _recover(root, gdir, config, say)
             _run(vault, gdir, report, remote, settings.get("branch"), push, say)
         except MemvaultError as exc:
@@ -283,8 +284,11 @@ def _update_index(vault: ParsedVault, say: Say) -> None:
 
 
 def _first_words(message: str, limit: int = 300) -> str:
-    """The start of a long git message (a hook's whole output), for one line of ours."""
+    """The start of a long git message (a hook's whole output), for one line of ours: git's own
+    words, without the command and folder our GitError puts before them."""
     text = " ".join(message.split())
+    if " failed in " in text:
+        text = text.split(" failed in ", 1)[1].split(": ", 1)[-1]
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
