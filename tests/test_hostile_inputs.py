@@ -391,9 +391,10 @@ def _inputs(pattern: re.Pattern, names: set[str], bodies: tuple[str, ...]) -> It
 PATTERNS = sorted(collect_patterns().values(), key=lambda p: p[0])
 
 
-def _assert_linear(pattern: re.Pattern, names: set[str], bodies: tuple[str, ...]) -> None:
+def _assert_linear(pattern: re.Pattern, names: set[str], bodies: tuple[str, ...], size: int = N) -> None:
     slow = []
     for label, text in _inputs(pattern, names, bodies):
+        text = text[:size]  # a stall grows at least with the square: a quarter of the input still shows it
         data = text.encode() if isinstance(pattern.pattern, bytes) else text
         try:
             took = cpu_seconds(lambda data=data: sum(1 for _ in pattern.finditer(data)))
@@ -406,7 +407,7 @@ def _assert_linear(pattern: re.Pattern, names: set[str], bodies: tuple[str, ...]
 
 @pytest.mark.parametrize("label, names, pattern", PATTERNS, ids=[p[0] for p in PATTERNS])
 def test_regex_is_linear_on_hostile_input(label, names, pattern):
-    _assert_linear(pattern, names, FAST_BODIES)
+    _assert_linear(pattern, names, FAST_BODIES, size=N // 4)  # the slow suite: every body, 1 MB
 
 
 @pytest.mark.slow
