@@ -130,7 +130,7 @@ def pin(merged: Merged, ours: str, theirs: str, parse: Parse) -> tuple[str, list
     return join(split(merged.text).head, blocks), lost
 
 
-ID_LINE = re.compile(r"^(id[ \t]*:[ \t]*)(\S+)([ \t]*)$", re.IGNORECASE | re.MULTILINE)
+ID_VALUE = re.compile(r"^(id[ \t]*:[ \t]*)(\S+)([ \t]*)$", re.IGNORECASE | re.MULTILINE)
 
 
 def _split_explicit(blocks: list[Block], now: dict[int, Event], taken: set[str], versions: set[int]) -> list[tuple[str, str]]:
@@ -150,7 +150,7 @@ def _split_explicit(blocks: list[Block], now: dict[int, Event], taken: set[str],
         new_id = _fresh(ev.id + "-1", taken)
         taken.add(new_id)
         lines = blocks[k].text
-        last = [m for m in ID_LINE.finditer(lines) if m[2] == ev.id][-1:]
+        last = [m for m in ID_VALUE.finditer(lines) if m[2] == ev.id][-1:]
         if not last:
             continue
         m = last[0]

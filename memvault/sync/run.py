@@ -86,7 +86,7 @@ def _count(root: Path, spec: str) -> int:
 def sync(vault: ParsedVault, *, remote: str | None = None, push: bool = True, say: Say | None = None) -> SyncReport:
     """One sync of `vault` (see the module doc)."""
     say = say or logging.getLogger("memvault").info
-    root, config, derived, _lock_path = Path(vault.root).resolve(), vault.config, vault.derived, vault.lock_path
+    root, config, derived = Path(vault.root).resolve(), vault.config, vault.derived
     gdir = git_dir(root)
     settings = config.section("sync", SYNC_DEFAULTS)
     remote = remote or settings.get("remote")
@@ -94,7 +94,7 @@ def sync(vault: ParsedVault, *, remote: str | None = None, push: bool = True, sa
         report = SyncReport("up to date")
         try:
             report.remote, report.branch, _ = upstream_of(root, remote, settings.get("branch"))  # said even if it stops
-            report.recovered = _recover(root, gdir, config, say)
+            report.recovered = _recover(root, gdir, say)
             _run(vault, gdir, report, remote, settings.get("branch"), push, say)
         except MemvaultError as exc:
             report.result = "stopped" if isinstance(exc, SyncStopped) else "failed"
@@ -119,7 +119,7 @@ def _record(derived: Path, report: SyncReport) -> None:
     write_last(derived, {"at": datetime.now().astimezone().isoformat(timespec="seconds"), **report.as_dict()})
 
 
-def _recover(root: Path, gdir: Path, config: Config, say: Say) -> str | None:
+def _recover(root: Path, gdir: Path, say: Say) -> str | None:
     """Put the clone back where a sync can run: finish a merge the person resolved, abort one a
     killed sync left, clear the git locks it left. Refuses a git operation someone else started."""
     step = read_step(gdir)
